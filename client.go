@@ -1,0 +1,154 @@
+package sortie
+
+import (
+	"context"
+	"encoding/json"
+	"iter"
+	"time"
+)
+
+// Client is the execution client: Submit, Follow, Get, List, Cancel, Resume
+// and Wait on any [ExecutionEngine], local or remote.
+type Client struct {
+	engine ExecutionEngine
+	poll   time.Duration
+}
+
+// ClientOptions configures a [Client]. A nil *ClientOptions means the defaults.
+type ClientOptions struct {
+	// PollInterval is how often Follow and Wait read the run when the
+	// engine cannot notify changes (another process writes it). Optional;
+	// defaults to 100 ms.
+	PollInterval time.Duration
+}
+
+// NewClient returns a client of e. opts may be nil.
+func NewClient(e ExecutionEngine, opts *ClientOptions) *Client {
+	c := &Client{engine: e, poll: 100 * time.Millisecond}
+	if opts != nil && opts.PollInterval > 0 {
+		c.poll = opts.PollInterval
+	}
+	return c
+}
+
+// Submit starts a run; see [Engine.Submit].
+func (c *Client) Submit(ctx context.Context, req *SubmitRequest) (*Run, error) {
+	return c.engine.Submit(ctx, req)
+}
+
+// Get returns a run; ErrNotFound for an unknown ID.
+func (c *Client) Get(ctx context.Context, id RunID) (*Run, error) { return c.engine.Get(ctx, id) }
+
+// List returns a page of runs, newest first.
+func (c *Client) List(ctx context.Context, q ListQuery) (*RunPage, error) {
+	return c.engine.List(ctx, q)
+}
+
+// Cancel requests cancellation of a run; see [Engine.Cancel].
+func (c *Client) Cancel(ctx context.Context, id RunID, reason string) (*Run, error) {
+	return c.engine.Cancel(ctx, id, reason)
+}
+
+// Resume continues an input-required or auth-required run with input.
+func (c *Client) Resume(ctx context.Context, id RunID, input json.RawMessage) (*Run, error) {
+	return c.engine.Resume(ctx, id, input)
+}
+
+// Update is one item of a Follow: an event, or (last) the run once it is
+// terminal or interrupted.
+type Update struct {
+	Event *Event
+	Run   *Run
+}
+
+// Follow yields the run's events after the cursor in (attempt, seq) order,
+// across attempts, and ends with an Update carrying the run once it is
+// terminal or interrupted (input-required, auth-required). An error ends the
+// sequence.
+func (c *Client) Follow(ctx context.Context, id RunID, after Cursor) iter.Seq2[Update, error] {
+	return func(yield func(Update, error) bool) {
+		wake, stop := c.watch(id)
+		defer stop()
+		for {
+			// Read the run before its events: events are stored before the
+			// attempt ends, so a final run read first has all its events below.
+			run, err := c.engine.Get(ctx, id)
+			if err != nil {
+				yield(Update{}, err)
+				return
+			}
+			more, ok := c.drain(ctx, id, &after, yield)
+			if !ok {
+				return
+			}
+			if more {
+				continue
+			}
+			if run.State.Terminal() || run.State.Interrupted() {
+				yield(Update{Run: run}, nil)
+				return
+			}
+			if err := c.sleep(ctx, wake); err != nil {
+				yield(Update{}, err)
+				return
+			}
+		}
+	}
+}
+
+const followPage = 500
+
+// drain yields one page of events after *after; more reports a full page.
+func (c *Client) drain(ctx context.Context, id RunID, after *Cursor, yield func(Update, error) bool) (more, ok bool) {
+	evs, err := c.engine.Events(ctx, id, *after, followPage)
+	if err != nil {
+		yield(Update{}, err)
+		return false, false
+	}
+	for i := range evs {
+		if !yield(Update{Event: &evs[i]}, nil) {
+			return false, false
+		}
+		*after = evs[i].Cursor()
+	}
+	return len(evs) == followPage, true
+}
+
+// Wait blocks until the run is terminal or interrupted and returns it.
+func (c *Client) Wait(ctx context.Context, id RunID) (*Run, error) {
+	wake, stop := c.watch(id)
+	defer stop()
+	for {
+		run, err := c.engine.Get(ctx, id)
+		if err != nil {
+			return nil, err
+		}
+		if run.State.Terminal() || run.State.Interrupted() {
+			return run, nil
+		}
+		if err := c.sleep(ctx, wake); err != nil {
+			return nil, err
+		}
+	}
+}
+
+func (c *Client) watch(id RunID) (<-chan struct{}, func()) {
+	if w, ok := c.engine.(Watcher); ok {
+		return w.Watch(id)
+	}
+	return nil, func() {}
+}
+
+// sleep waits for a change notification, the poll interval or ctx. The
+// poll still runs with notifications, for writes by other processes.
+func (c *Client) sleep(ctx context.Context, wake <-chan struct{}) error {
+	t := time.NewTimer(c.poll)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-wake:
+	case <-t.C:
+	}
+	return nil
+}

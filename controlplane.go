@@ -1,0 +1,213 @@
+package sortie
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strconv"
+	"strings"
+)
+
+// ControlPlane stores runs, their ordered events, results, idempotency
+// records, cancellation and leases. Every method is safe for concurrent use,
+// also by several processes sharing the same backing store.
+//
+// Every state change is conditional: implementations apply the transitions
+// of package controlplane atomically (a transaction, or a write conditional
+// on the run's Version). Returned runs are copies the caller may keep.
+type ControlPlane interface {
+	// Reserve creates the run r.Run and its idempotency record atomically,
+	// or returns the existing run when an unexpired record with the same
+	// scope and key exists (created is false). It MUST return
+	// ErrIdempotencyConflict when that record's request hash differs. A run
+	// without an idempotency key is always created.
+	Reserve(ctx context.Context, r *Reservation) (run *Run, created bool, err error)
+
+	// Get returns the run. It MUST return ErrNotFound for an unknown ID.
+	Get(ctx context.Context, id RunID) (*Run, error)
+
+	// List returns runs matching q, newest first. Page tokens are opaque;
+	// a malformed token MUST give ErrInvalidArgument.
+	List(ctx context.Context, q ListQuery) (*RunPage, error)
+
+	// RecordLaunch records attempt l.Attempt with its launch ID before
+	// anything is sent to compute. It MUST return ErrConflict unless
+	// l.Attempt is the run's attempt + 1 and the previous attempt has ended,
+	// ErrTerminal for a terminal run, ErrCancelRequested when cancel was
+	// requested, and ErrConflict when no attempts remain.
+	RecordLaunch(ctx context.Context, l Launch) (*Run, error)
+
+	// SetRef stores the launcher's reference on the attempt with that
+	// launch ID. It MUST return ErrConflict when the launch ID does not
+	// match the attempt.
+	SetRef(ctx context.Context, id RunID, attempt int, launchID string, ref Ref) error
+
+	// Claim activates an attempt for one worker. It succeeds once per
+	// attempt and MUST return ErrConflict when the attempt is not the run's
+	// current one, the launch ID differs, the attempt was claimed or ended;
+	// ErrCancelRequested when cancel was requested; ErrTerminal for a
+	// terminal run.
+	Claim(ctx context.Context, c Claim) (*Run, error)
+
+	// Heartbeat extends the claimed attempt's lease and returns the run, so
+	// the worker sees CancelRequested. It MUST return ErrConflict (or
+	// ErrTerminal) when the claim is no longer the live one.
+	Heartbeat(ctx context.Context, c Claim) (*Run, error)
+
+	// AppendEvents stores events of the claimed, live attempt. An event with
+	// Seq 0 gets the next number; an explicit Seq must not leave a gap. The
+	// same event at the same Seq again is a no-op; other content at a taken
+	// Seq MUST give ErrConflict, and so must a stale claim. It returns the
+	// events as stored (with Attempt and Seq set).
+	AppendEvents(ctx context.Context, a Append) ([]Event, error)
+
+	// Events returns up to limit events after the cursor in (attempt, seq)
+	// order, crossing attempts. ErrNotFound for an unknown run.
+	Events(ctx context.Context, id RunID, after Cursor, limit int) ([]Event, error)
+
+	// Finish ends an attempt with its outcome. The first finish of an
+	// attempt wins; a later one is a no-op that returns the run unchanged
+	// and no error. A finish whose launch ID does not match the attempt, or
+	// (with IfVersion set) whose version moved, MUST give ErrConflict.
+	Finish(ctx context.Context, f Finish) (*Run, error)
+
+	// RequestCancel sets the sticky cancel flag. A run with no live claimed
+	// attempt becomes cancelled at once. A terminal run is returned
+	// unchanged with no error.
+	RequestCancel(ctx context.Context, id RunID, reason string) (*Run, error)
+
+	// Resume continues an input-required or auth-required run with the
+	// client's input: the run becomes working and due for its next
+	// attempt. It MUST return ErrConflict for a run in another state
+	// (ErrTerminal when terminal).
+	Resume(ctx context.Context, id RunID, input json.RawMessage) (*Run, error)
+
+	// Expired returns up to limit non-terminal runs whose LeaseExpiresMs is
+	// set and at or before nowMs, oldest lease first.
+	Expired(ctx context.Context, nowMs int64, limit int) ([]*Run, error)
+
+	// Close releases resources. Calls after Close return ErrClosed.
+	Close() error
+}
+
+// Notifier is an optional interface of a control plane: it wakes in-process
+// followers when a run changes, so they need not poll.
+type Notifier interface {
+	// Subscribe returns a channel that receives a value (coalesced) after
+	// each change of the run, and a function that ends the subscription.
+	Subscribe(id RunID) (<-chan struct{}, func())
+}
+
+// Reservation is what Reserve stores: the new run (ID, state submitted,
+// version 1) and, when IdempotencyKey is set on the run, its record.
+type Reservation struct {
+	Run *Run
+	// Scope namespaces idempotency keys. Optional; defaults to "default".
+	Scope string
+	// TTLMs is how long the idempotency record holds, in ms. Optional;
+	// defaults to 24 h. An expired record counts as absent.
+	TTLMs int64
+	// NowMs is the reservation time, Unix ms.
+	NowMs int64
+}
+
+// Launch asks RecordLaunch to record attempt Attempt with LaunchID. Its
+// start timeout comes from the run's policy.
+type Launch struct {
+	RunID    RunID
+	Attempt  int
+	LaunchID string
+	NowMs    int64
+}
+
+// Claim identifies a worker's claim of one attempt.
+type Claim struct {
+	RunID    RunID
+	Attempt  int
+	LaunchID string
+	// Owner names the worker (host, process, request ID) for operators.
+	Owner string
+	NowMs int64
+}
+
+// Append carries events of a claimed attempt.
+type Append struct {
+	RunID    RunID
+	Attempt  int
+	LaunchID string
+	Events   []Event
+	NowMs    int64
+}
+
+// Finish ends attempt Attempt of a run.
+type Finish struct {
+	RunID    RunID
+	Attempt  int
+	LaunchID string
+	Outcome  Outcome
+	// IfVersion, when non-zero, makes the finish conditional on the run's
+	// Version (the reconciler uses it so a late heartbeat wins).
+	IfVersion int64
+	NowMs     int64
+}
+
+// ListQuery filters and pages runs. Zero fields do not filter.
+type ListQuery struct {
+	ContextID string
+	State     State
+	Agent     string
+	// PageSize is the most runs returned. Optional; defaults to 50, at most 1000.
+	PageSize  int
+	PageToken string
+}
+
+// Validate checks the query's fields and returns a [*ValidationError].
+func (q *ListQuery) Validate() error {
+	if q.PageSize < 0 || q.PageSize > 1000 {
+		return invalidf("page_size", "%d outside 0..1000", q.PageSize)
+	}
+	if q.State != "" {
+		if _, err := ParseState(string(q.State)); err != nil {
+			return err
+		}
+	}
+	if len(q.ContextID) > 256 || len(q.PageToken) > 1024 {
+		return invalidf("context_id", "context ID at most 256 bytes, page token at most 1024")
+	}
+	return nil
+}
+
+// RunPage is one page of a List. NextPageToken is empty on the last page.
+type RunPage struct {
+	Runs          []*Run `json:"runs"`
+	NextPageToken string `json:"next_page_token,omitempty"`
+}
+
+// Cursor is a follow position: the events after (Attempt, Seq). The zero
+// Cursor is the start of the run. Its text form is "ATTEMPT.SEQ".
+type Cursor struct {
+	Attempt int
+	Seq     int64
+}
+
+// String returns "ATTEMPT.SEQ".
+func (c Cursor) String() string { return fmt.Sprintf("%d.%d", c.Attempt, c.Seq) }
+
+// Before reports whether c sorts before o.
+func (c Cursor) Before(o Cursor) bool {
+	return c.Attempt < o.Attempt || (c.Attempt == o.Attempt && c.Seq < o.Seq)
+}
+
+// ParseCursor parses the text form of a [Cursor]; "" is the zero cursor.
+func ParseCursor(s string) (Cursor, error) {
+	if s == "" {
+		return Cursor{}, nil
+	}
+	a, q, ok := strings.Cut(s, ".")
+	attempt, err1 := strconv.Atoi(a)
+	seq, err2 := strconv.ParseInt(q, 10, 64)
+	if !ok || err1 != nil || err2 != nil || attempt < 0 || seq < 0 {
+		return Cursor{}, invalidf("cursor", "%q is not ATTEMPT.SEQ", s)
+	}
+	return Cursor{Attempt: attempt, Seq: seq}, nil
+}

@@ -1,0 +1,264 @@
+package sortie
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"time"
+)
+
+// ExecutionEngine is what a [Client] drives: an [Engine] in this process, or
+// a remote host through an HTTP transport. Errors wrap the sentinels.
+type ExecutionEngine interface {
+	Submit(ctx context.Context, req *SubmitRequest) (*Run, error)
+	Get(ctx context.Context, id RunID) (*Run, error)
+	List(ctx context.Context, q ListQuery) (*RunPage, error)
+	Events(ctx context.Context, id RunID, after Cursor, limit int) ([]Event, error)
+	Cancel(ctx context.Context, id RunID, reason string) (*Run, error)
+	Resume(ctx context.Context, id RunID, input json.RawMessage) (*Run, error)
+}
+
+// Watcher is an optional [ExecutionEngine] capability: a wake-up after each
+// change of a run, so followers need not poll. See [Notifier].
+type Watcher interface {
+	Watch(id RunID) (<-chan struct{}, func())
+}
+
+// Sealer seals an invocation's secret-bearing configuration before its
+// launch is recorded (envelope encryption bound to run ID and attempt).
+type Sealer interface {
+	Seal(ctx context.Context, inv *Invocation) error
+}
+
+// EngineOptions configures an [Engine]. A nil *EngineOptions means the defaults.
+type EngineOptions struct {
+	// DefaultPolicy fills policy fields neither the request nor the agent
+	// set. Optional; defaults to [Policy.WithDefaults].
+	DefaultPolicy Policy
+	// IdempotencyTTL is how long an idempotency key holds. Optional;
+	// defaults to 24 h.
+	IdempotencyTTL time.Duration
+	// Report tells workers where to report. Optional; defaults to the
+	// control plane their host configured.
+	Report Report
+	// Sealer seals inline configuration. Optional; without it no
+	// invocation carries sealed configuration.
+	Sealer Sealer
+	// Logger receives the engine's logs. Optional; defaults to slog.Default().
+	Logger *slog.Logger
+	// Now is the clock. Optional; defaults to time.Now.
+	Now func() time.Time
+}
+
+// Engine combines a [ControlPlane] and a [Launcher]: it reserves runs,
+// records each launch before starting it, cancels, resumes and reconciles.
+// It implements [ExecutionEngine].
+type Engine struct {
+	cp       ControlPlane
+	launcher Launcher
+	agents   AgentCatalog
+	opts     EngineOptions
+	log      *slog.Logger
+
+	wg     sync.WaitGroup
+	mu     sync.Mutex
+	closed bool
+}
+
+var _ ExecutionEngine = (*Engine)(nil)
+
+// NewEngine returns an engine over cp and l that resolves agent names with
+// agents. opts may be nil.
+func NewEngine(cp ControlPlane, l Launcher, agents AgentCatalog, opts *EngineOptions) *Engine {
+	e := &Engine{cp: cp, launcher: l, agents: agents}
+	if opts != nil {
+		e.opts = *opts
+	}
+	if e.opts.IdempotencyTTL == 0 {
+		e.opts.IdempotencyTTL = 24 * time.Hour
+	}
+	if e.opts.Report.Mode == "" {
+		e.opts.Report.Mode = ReportControlPlane
+	}
+	e.log = e.opts.Logger
+	if e.log == nil {
+		e.log = slog.Default()
+	}
+	return e
+}
+
+func (e *Engine) now() time.Time {
+	if e.opts.Now != nil {
+		return e.opts.Now()
+	}
+	return time.Now()
+}
+
+func (e *Engine) nowMs() int64 { return e.now().UnixMilli() }
+
+// ControlPlane returns the engine's control plane.
+func (e *Engine) ControlPlane() ControlPlane { return e.cp }
+
+// Submit validates req, reserves the run (or returns the run an earlier
+// submission with the same idempotency key made) and launches attempt 1. It
+// returns a [*ValidationError] for bad input, ErrIdempotencyConflict for a
+// reused key with another request, and ErrClosed after Close.
+func (e *Engine) Submit(ctx context.Context, req *SubmitRequest) (*Run, error) {
+	if e.isClosed() {
+		return nil, fmt.Errorf("submit: %w", ErrClosed)
+	}
+	run, err := e.newRun(ctx, req)
+	if err != nil {
+		return nil, err
+	}
+	ttl := e.opts.IdempotencyTTL.Milliseconds()
+	run, created, err := e.cp.Reserve(ctx, &Reservation{Run: run, TTLMs: ttl, NowMs: e.nowMs()})
+	if err != nil {
+		return nil, err
+	}
+	if !created {
+		return run, nil
+	}
+	return e.launch(ctx, run)
+}
+
+// launch records and starts the run's next attempt. A lost race (another
+// process launched it first) returns the current run without error.
+func (e *Engine) launch(ctx context.Context, run *Run) (*Run, error) {
+	inv := e.invocation(run, run.Attempt+1, NewLaunchID())
+	if e.opts.Sealer != nil {
+		if err := e.opts.Sealer.Seal(ctx, inv); err != nil {
+			return nil, fmt.Errorf("seal run %s attempt %d: %w", run.ID, inv.Attempt, err)
+		}
+	}
+	rec, err := e.cp.RecordLaunch(ctx, Launch{RunID: run.ID, Attempt: inv.Attempt, LaunchID: inv.LaunchID, NowMs: e.nowMs()})
+	if errors.Is(err, ErrConflict) || errors.Is(err, ErrTerminal) || errors.Is(err, ErrCancelRequested) {
+		return e.cp.Get(ctx, run.ID)
+	} else if err != nil {
+		return nil, err
+	}
+	inv.DeadlineMs = rec.Current().LaunchedMs + rec.Policy.AttemptTimeoutMs
+	e.start(inv)
+	return rec, nil
+}
+
+func (e *Engine) invocation(run *Run, attempt int, launchID string) *Invocation {
+	inv := &Invocation{
+		Version: InvocationVersion, RunID: run.ID, Attempt: attempt, LaunchID: launchID,
+		Agent: run.Agent, Variables: run.Variables,
+		DeadlineMs:  e.nowMs() + run.Policy.AttemptTimeoutMs,
+		HeartbeatMs: run.Policy.HeartbeatMs, LeaseMs: run.Policy.LeaseMs,
+		Report: e.opts.Report,
+	}
+	if run.State == StateWorking && run.Interrupt != nil {
+		inv.Resume = &Resume{Checkpoint: run.Interrupt.Checkpoint, Input: run.ResumeInput}
+	}
+	return inv
+}
+
+// start hands inv to the launcher without waiting: some launchers run the
+// whole attempt inside Start. A failed Start ends the attempt.
+func (e *Engine) start(inv *Invocation) {
+	e.wg.Add(1)
+	go func() {
+		defer e.wg.Done()
+		ctx := context.Background()
+		ref, err := e.launcher.Start(ctx, inv)
+		if err != nil {
+			e.log.Warn("launch failed", "run", inv.RunID, "attempt", inv.Attempt, "err", err)
+			msg := &ErrorMessage{Type: ErrorTypeLaunch, Message: err.Error(), Retryable: !errors.Is(err, ErrInvalidArgument)}
+			_, err = e.cp.Finish(ctx, Finish{RunID: inv.RunID, Attempt: inv.Attempt, LaunchID: inv.LaunchID,
+				Outcome: Outcome{Error: msg}, NowMs: e.nowMs()})
+			if err != nil {
+				e.log.Error("record launch failure", "run", inv.RunID, "err", err)
+			}
+			return
+		}
+		if err := e.cp.SetRef(ctx, inv.RunID, inv.Attempt, inv.LaunchID, ref); err != nil {
+			e.log.Debug("store launch ref", "run", inv.RunID, "err", err)
+		}
+	}()
+}
+
+// Get returns the run; ErrNotFound for an unknown ID.
+func (e *Engine) Get(ctx context.Context, id RunID) (*Run, error) {
+	if err := id.Validate(); err != nil {
+		return nil, err
+	}
+	return e.cp.Get(ctx, id)
+}
+
+// List returns a page of runs; see [ControlPlane.List].
+func (e *Engine) List(ctx context.Context, q ListQuery) (*RunPage, error) {
+	if err := q.Validate(); err != nil {
+		return nil, err
+	}
+	return e.cp.List(ctx, q)
+}
+
+// Events returns up to limit events after the cursor; see [ControlPlane.Events].
+func (e *Engine) Events(ctx context.Context, id RunID, after Cursor, limit int) ([]Event, error) {
+	if err := id.Validate(); err != nil {
+		return nil, err
+	}
+	return e.cp.Events(ctx, id, after, limit)
+}
+
+// Cancel requests cancellation (sticky) and asks the launcher, when it can,
+// to stop the live attempt. A terminal run is returned unchanged.
+func (e *Engine) Cancel(ctx context.Context, id RunID, reason string) (*Run, error) {
+	if err := id.Validate(); err != nil {
+		return nil, err
+	}
+	run, err := e.cp.RequestCancel(ctx, id, reason)
+	if err != nil {
+		return nil, err
+	}
+	c, ok := e.launcher.(Canceler)
+	if cur := run.Current(); ok && cur != nil && cur.Ref != nil && !run.State.Terminal() {
+		if err := c.Cancel(ctx, *cur.Ref); err != nil {
+			e.log.Warn("provider cancel failed; the worker stops on its next heartbeat", "run", id, "err", err)
+		}
+		return e.cp.Get(ctx, id)
+	}
+	return run, nil
+}
+
+// Resume continues an interrupted run with input as a new attempt.
+func (e *Engine) Resume(ctx context.Context, id RunID, input json.RawMessage) (*Run, error) {
+	if err := id.Validate(); err != nil {
+		return nil, err
+	}
+	run, err := e.cp.Resume(ctx, id, input)
+	if err != nil {
+		return nil, err
+	}
+	return e.launch(ctx, run)
+}
+
+// Watch implements [Watcher] when the control plane is a [Notifier].
+func (e *Engine) Watch(id RunID) (<-chan struct{}, func()) {
+	if n, ok := e.cp.(Notifier); ok {
+		return n.Subscribe(id)
+	}
+	return nil, func() {}
+}
+
+func (e *Engine) isClosed() bool {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.closed
+}
+
+// Close stops accepting submissions and waits for pending Start calls. It
+// does not close the control plane.
+func (e *Engine) Close() error {
+	e.mu.Lock()
+	e.closed = true
+	e.mu.Unlock()
+	e.wg.Wait()
+	return nil
+}

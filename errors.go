@@ -1,0 +1,56 @@
+package sortie
+
+import (
+	"errors"
+	"fmt"
+)
+
+// Sentinel errors. Implementations wrap them (with %w) so callers test with
+// errors.Is; the wrapped message says what was called and why.
+var (
+	// ErrNotFound: the run, event or reference does not exist.
+	ErrNotFound = errors.New("not found")
+	// ErrIdempotencyConflict: the idempotency key was used before with a
+	// different request (the request hashes differ).
+	ErrIdempotencyConflict = errors.New("idempotency key reused with a different request")
+	// ErrConflict: a conditional write lost: the attempt is not the run's
+	// current one, the launch ID differs, the attempt was already claimed or
+	// ended, the version moved, or an event sequence number is taken with
+	// other content or leaves a gap.
+	ErrConflict = errors.New("conflict")
+	// ErrTerminal: the run is in a terminal state and cannot change.
+	ErrTerminal = errors.New("run is terminal")
+	// ErrCancelRequested: the run has a cancel request, so no new attempt
+	// may be claimed.
+	ErrCancelRequested = errors.New("cancel requested")
+	// ErrInvalidArgument: input failed validation. The error is a
+	// [*ValidationError] naming the field and the limit.
+	ErrInvalidArgument = errors.New("invalid argument")
+	// ErrClosed: the engine, control plane or launcher was closed.
+	ErrClosed = errors.New("closed")
+	// ErrUnavailable: a transient failure of a backing service; retrying may succeed.
+	ErrUnavailable = errors.New("unavailable")
+)
+
+// ValidationError is returned for bad input. It names the offending field (a
+// JSON path such as "agent.name" or "event.seq") and says which limit or rule
+// was broken. It matches [ErrInvalidArgument] with errors.Is.
+type ValidationError struct {
+	Field  string // JSON name or path of the field
+	Reason string // what is wrong, with the limit where there is one
+}
+
+func (e *ValidationError) Error() string {
+	return fmt.Sprintf("invalid %s: %s", e.Field, e.Reason)
+}
+
+// Is makes errors.Is(err, ErrInvalidArgument) true.
+func (e *ValidationError) Is(target error) bool { return target == ErrInvalidArgument }
+
+func invalidf(field, format string, args ...any) error {
+	return &ValidationError{Field: field, Reason: fmt.Sprintf(format, args...)}
+}
+
+// Invalidf returns a [*ValidationError] for field; packages outside sortie
+// use it so every input error has the same shape.
+func Invalidf(field, format string, args ...any) error { return invalidf(field, format, args...) }

@@ -1,0 +1,57 @@
+package sortie
+
+import (
+	"crypto/rand"
+	"regexp"
+	"strings"
+	"time"
+
+	"github.com/oklog/ulid/v2"
+)
+
+// RunID identifies a run. It is opaque to clients; Sortie makes it a ULID
+// (26 characters, Crockford base32) so IDs sort by creation time.
+type RunID string
+
+// NewRunID returns a new run ID for the given creation time.
+func NewRunID(t time.Time) RunID {
+	return RunID(ulid.MustNew(ulid.Timestamp(t), rand.Reader).String())
+}
+
+// NewLaunchID returns a new launch ID: an opaque string of 26 characters that
+// identifies one launch of one attempt.
+func NewLaunchID() string {
+	return strings.ToLower(ulid.Make().String())
+}
+
+// Validate returns a [*ValidationError] for field "run_id" unless id is a
+// well-formed ULID.
+func (id RunID) Validate() error {
+	if _, err := ulid.ParseStrict(string(id)); err != nil {
+		return invalidf("run_id", "%q is not a run ID (26-character ULID): %v", string(id), err)
+	}
+	return nil
+}
+
+// String returns the ID.
+func (id RunID) String() string { return string(id) }
+
+var (
+	namePattern    = regexp.MustCompile(`^[a-z0-9][a-z0-9._-]{0,62}$`)
+	runtimePattern = regexp.MustCompile(`^(go|exec):[a-z0-9][a-z0-9._-]{0,62}$`)
+	launchPattern  = regexp.MustCompile(`^[A-Za-z0-9._:-]{1,128}$`)
+)
+
+func checkName(field, v string) error {
+	if !namePattern.MatchString(v) {
+		return invalidf(field, "%q must be 1-63 characters of a-z, 0-9, '.', '_' or '-', starting with a letter or digit", v)
+	}
+	return nil
+}
+
+func checkLaunchID(v string) error {
+	if !launchPattern.MatchString(v) {
+		return invalidf("launch_id", "%q must be 1-128 characters of A-Z, a-z, 0-9, '.', '_', ':' or '-'", v)
+	}
+	return nil
+}

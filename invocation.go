@@ -1,0 +1,152 @@
+package sortie
+
+import (
+	"encoding/json"
+	"net/url"
+)
+
+// InvocationVersion is the only worker invocation format version this
+// release reads and writes.
+const InvocationVersion = "sortie.invocation/v1"
+
+// Invocation is what a launcher hands a worker: one attempt of one run. It is
+// JSON with "version": "sortie.invocation/v1". It carries references, never
+// paths or plaintext credentials.
+type Invocation struct {
+	Version  string   `json:"version"`
+	RunID    RunID    `json:"run_id"`
+	Attempt  int      `json:"attempt"`
+	LaunchID string   `json:"launch_id"`
+	Agent    Manifest `json:"agent"`
+	// Variables is the run's input, a JSON object.
+	Variables json.RawMessage `json:"variables,omitempty"`
+	// ConfigRefs are opaque configuration IDs the worker host resolves
+	// through its allowlist.
+	ConfigRefs []string `json:"config_refs,omitempty"`
+	// SealedConfig is an envelope-encrypted inline configuration, bound to
+	// the run ID and attempt; opaque to everything but the worker's opener.
+	SealedConfig json.RawMessage `json:"sealed_config,omitempty"`
+	// Resume is set on an attempt that continues an interrupted run.
+	Resume *Resume `json:"resume,omitempty"`
+	// DeadlineMs is when the attempt must have ended, Unix ms.
+	DeadlineMs int64 `json:"deadline_ms"`
+	// HeartbeatMs and LeaseMs are the run's liveness policy, in ms.
+	HeartbeatMs int64 `json:"heartbeat_ms"`
+	LeaseMs     int64 `json:"lease_ms"`
+	// Report says where the worker sends its messages.
+	Report Report `json:"report"`
+	// TraceParent is the W3C traceparent of the submission, if any.
+	TraceParent string `json:"traceparent,omitempty"`
+}
+
+// Resume is the data a resumed attempt receives: the interrupt's checkpoint
+// and the client's input.
+type Resume struct {
+	Checkpoint json.RawMessage `json:"checkpoint,omitempty"`
+	Input      json.RawMessage `json:"input,omitempty"`
+}
+
+// Report modes.
+const (
+	// ReportControlPlane: the worker writes to the control plane its host
+	// configured (never one named by the invocation).
+	ReportControlPlane = "control-plane"
+	// ReportCallback: the worker posts messages to CallbackURL with Token.
+	ReportCallback = "callback"
+)
+
+// Report says where a worker reports. Token is a per-attempt credential
+// scoped to the run and attempt.
+type Report struct {
+	Mode        string `json:"mode"`
+	CallbackURL string `json:"callback_url,omitempty"`
+	Token       string `json:"token,omitempty"`
+}
+
+// Validate checks every field and the limits, returning a [*ValidationError]
+// that names the field.
+func (inv *Invocation) Validate() error {
+	if inv.Version != InvocationVersion {
+		return invalidf("version", "%q is not supported (want %q)", inv.Version, InvocationVersion)
+	}
+	if err := inv.RunID.Validate(); err != nil {
+		return err
+	}
+	if inv.Attempt < 1 || inv.Attempt > 100 {
+		return invalidf("attempt", "%d outside 1..100", inv.Attempt)
+	}
+	if err := checkLaunchID(inv.LaunchID); err != nil {
+		return err
+	}
+	if err := inv.Agent.Validate(); err != nil {
+		return err
+	}
+	if err := checkObject("variables", inv.Variables, MaxVariablesBytes); err != nil {
+		return err
+	}
+	if err := inv.validateRefs(); err != nil {
+		return err
+	}
+	if inv.DeadlineMs <= 0 {
+		return invalidf("deadline_ms", "must be a positive Unix time in ms")
+	}
+	if inv.HeartbeatMs <= 0 || inv.LeaseMs < inv.HeartbeatMs {
+		return invalidf("heartbeat_ms", "heartbeat %d ms must be positive and at most lease %d ms", inv.HeartbeatMs, inv.LeaseMs)
+	}
+	return inv.Report.validate()
+}
+
+func (inv *Invocation) validateRefs() error {
+	if len(inv.ConfigRefs) > 16 {
+		return invalidf("config_refs", "%d references, limit 16", len(inv.ConfigRefs))
+	}
+	for _, ref := range inv.ConfigRefs {
+		if err := checkName("config_refs", ref); err != nil {
+			return err
+		}
+	}
+	if err := checkJSON("sealed_config", inv.SealedConfig, 64<<10); err != nil {
+		return err
+	}
+	if inv.Resume != nil {
+		if err := checkJSON("resume.checkpoint", inv.Resume.Checkpoint, MaxResultBytes); err != nil {
+			return err
+		}
+		return checkJSON("resume.input", inv.Resume.Input, MaxVariablesBytes)
+	}
+	return nil
+}
+
+func (r *Report) validate() error {
+	switch r.Mode {
+	case ReportControlPlane:
+		return nil
+	case ReportCallback:
+		u, err := url.Parse(r.CallbackURL)
+		if err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" {
+			return invalidf("report.callback_url", "%q must be an absolute http(s) URL", r.CallbackURL)
+		}
+		if r.Token == "" || len(r.Token) > 4096 {
+			return invalidf("report.token", "must be 1-4096 bytes")
+		}
+		return nil
+	}
+	return invalidf("report.mode", "%q must be %q or %q", r.Mode, ReportControlPlane, ReportCallback)
+}
+
+// DecodeInvocation decodes and validates an invocation. Input over
+// [MaxInvocationBytes], unknown fields, trailing data or any invalid field is
+// refused with a [*ValidationError].
+func DecodeInvocation(b []byte) (*Invocation, error) {
+	if len(b) > MaxInvocationBytes {
+		return nil, invalidf("invocation", "%d bytes, limit %d", len(b), MaxInvocationBytes)
+	}
+	var inv Invocation
+	if err := decodeStrict(b, &inv); err != nil {
+		return nil, invalidf("invocation", "%v", err)
+	}
+	if err := inv.Validate(); err != nil {
+		return nil, err
+	}
+	return &inv, nil
+}

@@ -1,0 +1,25 @@
+package sortie
+
+// Size limits, in bytes, checked before anything is stored or executed.
+const (
+	// MaxVariablesBytes is the largest JSON object of run variables.
+	MaxVariablesBytes = 256 << 10
+	// MaxInvocationBytes is the largest encoded [Invocation]; it stays under
+	// the Lambda asynchronous invocation payload limit of 1 MB.
+	MaxInvocationBytes = 900 << 10
+	// MaxMessageBytes is the largest encoded worker [Message] (one NDJSON line).
+	MaxMessageBytes = 1 << 20
+	// MaxEventDataBytes is the largest data payload of one event.
+	MaxEventDataBytes = 64 << 10
+	// MaxEventTextBytes is the largest text of one event.
+	MaxEventTextBytes = 16 << 10
+	// MaxResultBytes is the largest run result (output or checkpoint).
+	MaxResultBytes = 256 << 10
+	// MaxIdempotencyKeyBytes is the longest idempotency key.
+	MaxIdempotencyKeyBytes = 255
+	// MaxLabels is the most labels a run may carry; keys and values are at
+	// most 63 and 255 bytes.
+	MaxLabels = 32
+	// MaxEventsPerAppend is the most events one AppendEvents call takes.
+	MaxEventsPerAppend = 100
+)

@@ -1,0 +1,243 @@
+package sortie
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"unicode/utf8"
+)
+
+// Event is one progress report of an attempt. Seq numbers start at 1 in each
+// attempt and have no gaps; the worker runtime assigns them (a foreign worker
+// may omit them and the runtime numbers its events).
+type Event struct {
+	// Attempt is the attempt the event belongs to; the control plane sets it
+	// on events it returns. Workers leave it 0.
+	Attempt int             `json:"attempt,omitempty"`
+	Seq     int64           `json:"seq,omitempty"`
+	Kind    string          `json:"kind"`
+	Text    string          `json:"text,omitempty"`
+	Data    json.RawMessage `json:"data,omitempty"`
+	// TimeMs is when the worker produced the event, Unix ms.
+	TimeMs int64 `json:"time_ms,omitempty"`
+}
+
+// Cursor returns the follow position just after e.
+func (e *Event) Cursor() Cursor { return Cursor{Attempt: e.Attempt, Seq: e.Seq} }
+
+// Same reports whether e and o carry the same content (kind, text, data and
+// time); the control plane treats a re-sent identical event as a no-op.
+func (e *Event) Same(o *Event) bool {
+	return e.Kind == o.Kind && e.Text == o.Text && e.TimeMs == o.TimeMs &&
+		bytes.Equal(compact(e.Data), compact(o.Data))
+}
+
+func compact(b json.RawMessage) []byte {
+	if len(b) == 0 {
+		return nil
+	}
+	var buf bytes.Buffer
+	if json.Compact(&buf, b) != nil {
+		return b
+	}
+	return buf.Bytes()
+}
+
+// Validate checks the event's fields and sizes.
+func (e *Event) Validate() error {
+	if e.Seq < 0 {
+		return invalidf("event.seq", "%d is negative", e.Seq)
+	}
+	if e.Kind == "" || len(e.Kind) > 64 {
+		return invalidf("event.kind", "must be 1-64 bytes, got %d", len(e.Kind))
+	}
+	if len(e.Text) > MaxEventTextBytes || !utf8.ValidString(e.Text) {
+		return invalidf("event.text", "must be valid UTF-8 of at most %d bytes, got %d", MaxEventTextBytes, len(e.Text))
+	}
+	return checkJSON("event.data", e.Data, MaxEventDataBytes)
+}
+
+// Result is a worker's successful output.
+type Result struct {
+	Output json.RawMessage `json:"output"`
+}
+
+// ErrorMessage is a worker's or the host's failure report. Retryable errors
+// start another attempt while attempts remain; others fail the run at once.
+type ErrorMessage struct {
+	Type      string `json:"type"`
+	Message   string `json:"message"`
+	Retryable bool   `json:"retryable,omitempty"`
+}
+
+// Error types with a meaning to the control plane or the engine.
+const (
+	// ErrorTypeRejected makes the run rejected (a policy refusal or an agent
+	// unknown at execution time).
+	ErrorTypeRejected = "rejected"
+	// ErrorTypeCancelled is what a worker reports when it stopped because
+	// the run's cancel was requested.
+	ErrorTypeCancelled = "cancelled"
+	// ErrorTypeDeadline is what a worker reports when the attempt's
+	// deadline came first.
+	ErrorTypeDeadline = "deadline"
+	// ErrorTypeLeaseExpired is what the reconciler records for an attempt
+	// whose worker stopped heartbeating.
+	ErrorTypeLeaseExpired = "lease_expired"
+	// ErrorTypeStartTimeout is what the reconciler records for a launched
+	// attempt no worker claimed in time.
+	ErrorTypeStartTimeout = "start_timeout"
+	// ErrorTypeLaunch is what the engine records when Start failed.
+	ErrorTypeLaunch = "launch"
+)
+
+func (e *ErrorMessage) Error() string { return e.Type + ": " + e.Message }
+
+// Validate checks the error's fields and sizes.
+func (e *ErrorMessage) Validate() error {
+	if e.Type == "" || len(e.Type) > 64 {
+		return invalidf("error.type", "must be 1-64 bytes, got %d", len(e.Type))
+	}
+	if len(e.Message) > MaxEventTextBytes || !utf8.ValidString(e.Message) {
+		return invalidf("error.message", "must be valid UTF-8 of at most %d bytes, got %d", MaxEventTextBytes, len(e.Message))
+	}
+	return nil
+}
+
+// Interrupt pauses a run until the client resumes it: State is
+// input-required or auth-required, Prompt says what is needed, and
+// Checkpoint is handed back to the next attempt. A checkpoint must hold no
+// plaintext credential.
+type Interrupt struct {
+	State      State           `json:"state"`
+	Prompt     string          `json:"prompt,omitempty"`
+	Checkpoint json.RawMessage `json:"checkpoint,omitempty"`
+}
+
+// Validate checks the interrupt's fields and sizes.
+func (i *Interrupt) Validate() error {
+	if !i.State.Interrupted() {
+		return invalidf("interrupt.state", "%q must be input-required or auth-required", i.State)
+	}
+	if len(i.Prompt) > MaxEventTextBytes || !utf8.ValidString(i.Prompt) {
+		return invalidf("interrupt.prompt", "must be valid UTF-8 of at most %d bytes", MaxEventTextBytes)
+	}
+	return checkJSON("interrupt.checkpoint", i.Checkpoint, MaxResultBytes)
+}
+
+// Message is one line a worker writes (NDJSON): exactly one field is set.
+type Message struct {
+	Event     *Event        `json:"event,omitempty"`
+	Result    *Result       `json:"result,omitempty"`
+	Error     *ErrorMessage `json:"error,omitempty"`
+	Interrupt *Interrupt    `json:"interrupt,omitempty"`
+}
+
+// Terminal reports whether m ends the attempt (result, error or interrupt).
+func (m *Message) Terminal() bool { return m.Event == nil }
+
+// Validate checks that exactly one field is set and that it is valid.
+func (m *Message) Validate() error {
+	n := 0
+	for _, set := range []bool{m.Event != nil, m.Result != nil, m.Error != nil, m.Interrupt != nil} {
+		if set {
+			n++
+		}
+	}
+	if n != 1 {
+		return invalidf("message", "exactly one of event, result, error, interrupt must be set, got %d", n)
+	}
+	switch {
+	case m.Event != nil:
+		return m.Event.Validate()
+	case m.Result != nil:
+		return checkJSON("result.output", m.Result.Output, MaxResultBytes)
+	case m.Error != nil:
+		return m.Error.Validate()
+	}
+	return m.Interrupt.Validate()
+}
+
+// DecodeMessage decodes and validates one worker message (one NDJSON line
+// without its newline). Unknown fields, trailing data, more than
+// [MaxMessageBytes] and anything but exactly one set field are refused with a
+// [*ValidationError].
+func DecodeMessage(line []byte) (*Message, error) {
+	if len(line) > MaxMessageBytes {
+		return nil, invalidf("message", "%d bytes, limit %d", len(line), MaxMessageBytes)
+	}
+	var m Message
+	if err := decodeStrict(line, &m); err != nil {
+		return nil, invalidf("message", "%v", err)
+	}
+	if err := m.Validate(); err != nil {
+		return nil, err
+	}
+	return &m, nil
+}
+
+func decodeStrict(b []byte, v any) error {
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		return err
+	}
+	if dec.More() {
+		return fmt.Errorf("trailing data after the JSON value")
+	}
+	return nil
+}
+
+func checkJSON(field string, b json.RawMessage, limit int) error {
+	if len(b) > limit {
+		return invalidf(field, "%d bytes, limit %d", len(b), limit)
+	}
+	if len(b) > 0 && !json.Valid(b) {
+		return invalidf(field, "not valid JSON")
+	}
+	return nil
+}
+
+func checkObject(field string, b json.RawMessage, limit int) error {
+	if err := checkJSON(field, b, limit); err != nil {
+		return err
+	}
+	if t := bytes.TrimSpace(b); len(t) > 0 && t[0] != '{' {
+		return invalidf(field, "must be a JSON object")
+	}
+	return nil
+}
+
+// Outcome is how an attempt ended, as the worker (or the engine or
+// reconciler on its behalf) reports it: exactly one of Result, Error or
+// Interrupt is set. Usage is optional.
+type Outcome struct {
+	Result    json.RawMessage `json:"result,omitempty"`
+	Error     *ErrorMessage   `json:"error,omitempty"`
+	Interrupt *Interrupt      `json:"interrupt,omitempty"`
+	Usage     *Usage          `json:"usage,omitempty"`
+}
+
+// OutcomeOf converts a terminal message into an Outcome.
+func OutcomeOf(m *Message) Outcome {
+	switch {
+	case m.Result != nil:
+		out := m.Result.Output
+		if len(out) == 0 {
+			out = json.RawMessage("null")
+		}
+		return Outcome{Result: out}
+	case m.Error != nil:
+		return Outcome{Error: m.Error}
+	}
+	return Outcome{Interrupt: m.Interrupt}
+}
+
+// Validate checks that exactly one field is set and that it is valid.
+func (o *Outcome) Validate() error {
+	m := Message{Error: o.Error, Interrupt: o.Interrupt}
+	if o.Result != nil {
+		m.Result = &Result{Output: o.Result}
+	}
+	return m.Validate()
+}

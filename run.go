@@ -1,0 +1,216 @@
+package sortie
+
+import (
+	"encoding/json"
+	"time"
+)
+
+// Manifest is the resolved description of an agent: what a worker needs to
+// execute it. The runtime reference is opaque to the request: "go:NAME" names
+// a Go handler registered in the worker, "exec:ID" a host-pinned command in the
+// worker host's allowlist. No path is ever taken from a manifest.
+type Manifest struct {
+	Name        string `json:"name"`
+	Version     string `json:"version,omitempty"`
+	Runtime     string `json:"runtime"`
+	Description string `json:"description,omitempty"`
+	// Policy holds the agent's defaults; a submission may override them.
+	Policy Policy `json:"policy,omitzero"`
+}
+
+// Validate checks the manifest's fields and returns a [*ValidationError].
+func (m *Manifest) Validate() error {
+	if err := checkName("agent.name", m.Name); err != nil {
+		return err
+	}
+	if len(m.Version) > 64 {
+		return invalidf("agent.version", "%d bytes, limit 64", len(m.Version))
+	}
+	if !runtimePattern.MatchString(m.Runtime) {
+		return invalidf("agent.runtime", "%q must be go:NAME or exec:ID (opaque IDs, never paths)", m.Runtime)
+	}
+	if len(m.Description) > 1024 {
+		return invalidf("agent.description", "%d bytes, limit 1024", len(m.Description))
+	}
+	return m.Policy.Validate()
+}
+
+// Policy is a run's retry and liveness policy. Zero fields take the defaults
+// documented on each field.
+type Policy struct {
+	// MaxAttempts is the most attempts a run gets. Optional; defaults to 3.
+	MaxAttempts int `json:"max_attempts,omitempty"`
+	// HeartbeatMs is how often a worker heartbeats, in ms. Optional; defaults to 5000.
+	HeartbeatMs int64 `json:"heartbeat_ms,omitempty"`
+	// LeaseMs is how long a claim lives without a heartbeat, in ms.
+	// Optional; defaults to three heartbeat intervals.
+	LeaseMs int64 `json:"lease_ms,omitempty"`
+	// StartTimeoutMs bounds the gap between a recorded launch and the
+	// worker's claim, in ms. Optional; defaults to 60000.
+	StartTimeoutMs int64 `json:"start_timeout_ms,omitempty"`
+	// AttemptTimeoutMs bounds one attempt from its launch, in ms; the worker
+	// stops with an error of type "deadline" before it. Optional; defaults
+	// to 900000 (15 minutes).
+	AttemptTimeoutMs int64 `json:"attempt_timeout_ms,omitempty"`
+	// BackoffMs is the delay before attempt 2, in ms; it doubles for each
+	// later attempt, with up to 50% jitter. Optional; defaults to 1000.
+	BackoffMs int64 `json:"backoff_ms,omitempty"`
+	// BackoffMaxMs caps the backoff, in ms. Optional; defaults to 60000.
+	BackoffMaxMs int64 `json:"backoff_max_ms,omitempty"`
+}
+
+const maxPolicyMs = int64(24 * time.Hour / time.Millisecond)
+
+// Validate checks the policy's ranges and returns a [*ValidationError].
+func (p Policy) Validate() error {
+	if p.MaxAttempts < 0 || p.MaxAttempts > 100 {
+		return invalidf("policy.max_attempts", "%d outside 0..100", p.MaxAttempts)
+	}
+	for _, f := range []struct {
+		name string
+		v    int64
+	}{
+		{"policy.heartbeat_ms", p.HeartbeatMs}, {"policy.lease_ms", p.LeaseMs},
+		{"policy.start_timeout_ms", p.StartTimeoutMs}, {"policy.attempt_timeout_ms", p.AttemptTimeoutMs},
+		{"policy.backoff_ms", p.BackoffMs}, {"policy.backoff_max_ms", p.BackoffMaxMs},
+	} {
+		if f.v < 0 || f.v > maxPolicyMs {
+			return invalidf(f.name, "%d outside 0..%d ms", f.v, maxPolicyMs)
+		}
+	}
+	return nil
+}
+
+// Merge returns p with each zero field taken from def.
+func (p Policy) Merge(def Policy) Policy {
+	pick := func(a, b int64) int64 {
+		if a != 0 {
+			return a
+		}
+		return b
+	}
+	if p.MaxAttempts == 0 {
+		p.MaxAttempts = def.MaxAttempts
+	}
+	p.HeartbeatMs = pick(p.HeartbeatMs, def.HeartbeatMs)
+	p.LeaseMs = pick(p.LeaseMs, def.LeaseMs)
+	p.StartTimeoutMs = pick(p.StartTimeoutMs, def.StartTimeoutMs)
+	p.AttemptTimeoutMs = pick(p.AttemptTimeoutMs, def.AttemptTimeoutMs)
+	p.BackoffMs = pick(p.BackoffMs, def.BackoffMs)
+	p.BackoffMaxMs = pick(p.BackoffMaxMs, def.BackoffMaxMs)
+	return p
+}
+
+// WithDefaults returns p with every zero field set to its documented default.
+func (p Policy) WithDefaults() Policy {
+	p = p.Merge(Policy{MaxAttempts: 3, HeartbeatMs: 5000, StartTimeoutMs: 60000,
+		AttemptTimeoutMs: 900000, BackoffMs: 1000, BackoffMaxMs: 60000})
+	if p.LeaseMs == 0 {
+		p.LeaseMs = 3 * p.HeartbeatMs
+	}
+	return p
+}
+
+// Run is the control plane's record of one run. Timestamps are Unix ms.
+type Run struct {
+	ID        RunID             `json:"id"`
+	Agent     Manifest          `json:"agent"`
+	ContextID string            `json:"context_id,omitempty"`
+	Labels    map[string]string `json:"labels,omitempty"`
+	Variables json.RawMessage   `json:"variables,omitempty"`
+	Policy    Policy            `json:"policy"`
+
+	State State `json:"state"`
+	// Reason says why the run was rejected, failed or cancelled.
+	Reason string `json:"reason,omitempty"`
+	// Attempt is the current attempt number: 0 before the first launch is
+	// recorded, then 1..Policy.MaxAttempts.
+	Attempt  int       `json:"attempt"`
+	Attempts []Attempt `json:"attempts,omitempty"`
+	// CancelRequested is sticky: once set it is never cleared.
+	CancelRequested bool `json:"cancel_requested,omitempty"`
+
+	Result    json.RawMessage `json:"result,omitempty"`
+	Error     *ErrorMessage   `json:"error,omitempty"`
+	Interrupt *Interrupt      `json:"interrupt,omitempty"`
+	// ResumeInput is the client's answer to an interrupt, handed to the
+	// next attempt with the interrupt's checkpoint.
+	ResumeInput json.RawMessage `json:"resume_input,omitempty"`
+
+	// LeaseExpiresMs is when the reconciler must look at the run if nothing
+	// happens first: the launch deadline of a reservation, the claim
+	// deadline of a launched attempt, the lease of a claimed attempt, or
+	// the backoff end of a retry. 0 when nothing is due (terminal or
+	// interrupted runs).
+	LeaseExpiresMs int64 `json:"lease_expires_ms,omitempty"`
+
+	IdempotencyKey string `json:"idempotency_key,omitempty"`
+	RequestHash    string `json:"request_hash,omitempty"`
+	CreatedMs      int64  `json:"created_ms"`
+	UpdatedMs      int64  `json:"updated_ms"`
+	// Version increases by one with every change of the run record.
+	Version int64 `json:"version"`
+}
+
+// Current returns the run's current attempt, or nil before the first launch.
+func (r *Run) Current() *Attempt {
+	if r.Attempt == 0 || len(r.Attempts) < r.Attempt {
+		return nil
+	}
+	return &r.Attempts[r.Attempt-1]
+}
+
+// Clone returns a deep copy of r.
+func (r *Run) Clone() *Run {
+	b, err := json.Marshal(r)
+	if err != nil {
+		panic("sortie: clone run: " + err.Error()) // Run always marshals
+	}
+	var c Run
+	if err := json.Unmarshal(b, &c); err != nil {
+		panic("sortie: clone run: " + err.Error())
+	}
+	return &c
+}
+
+// Attempt records one attempt of a run. Timestamps are Unix ms.
+type Attempt struct {
+	Number   int    `json:"number"`
+	LaunchID string `json:"launch_id"`
+	// Ref is the launcher's handle, set once Start returned.
+	Ref        *Ref   `json:"ref,omitempty"`
+	LaunchedMs int64  `json:"launched_ms"`
+	ClaimedMs  int64  `json:"claimed_ms,omitempty"`
+	Owner      string `json:"owner,omitempty"`
+	EndedMs    int64  `json:"ended_ms,omitempty"`
+	// Outcome is the state the attempt ended in: completed, failed,
+	// cancelled, rejected, input-required or auth-required. Empty while live.
+	Outcome State         `json:"outcome,omitempty"`
+	Error   *ErrorMessage `json:"error,omitempty"`
+	Usage   *Usage        `json:"usage,omitempty"`
+}
+
+// Claimed reports whether a worker claimed the attempt.
+func (a *Attempt) Claimed() bool { return a.ClaimedMs != 0 }
+
+// Ended reports whether the attempt has an outcome.
+func (a *Attempt) Ended() bool { return a.EndedMs != 0 }
+
+// Usage is what one attempt consumed, for cost per run.
+type Usage struct {
+	// DurationMs is the worker's wall time from claim to finish, in ms.
+	DurationMs int64 `json:"duration_ms,omitempty"`
+	// BilledDurationMs is the compute service's billed duration, in ms.
+	BilledDurationMs int64 `json:"billed_duration_ms,omitempty"`
+	// MemoryMB is the memory size of the execution environment, in MB.
+	MemoryMB int64 `json:"memory_mb,omitempty"`
+	// VCPU is the vCPUs allocated (Cloud Run), in CPUs.
+	VCPU float64 `json:"vcpu,omitempty"`
+	// ReadUnits and WriteUnits are control-plane capacity units consumed.
+	ReadUnits  float64 `json:"read_units,omitempty"`
+	WriteUnits float64 `json:"write_units,omitempty"`
+	// KMSRequests counts key-management calls made for the attempt.
+	KMSRequests int64 `json:"kms_requests,omitempty"`
+	// OffloadedBytes counts payload bytes moved to object storage.
+	OffloadedBytes int64 `json:"offloaded_bytes,omitempty"`
+}

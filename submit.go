@@ -1,0 +1,138 @@
+package sortie
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"unicode/utf8"
+)
+
+// SubmitRequest asks for a new run of a named agent.
+type SubmitRequest struct {
+	// Agent names the agent in the engine's [AgentCatalog].
+	Agent string `json:"agent"`
+	// Variables is the run's input, a JSON object of at most
+	// [MaxVariablesBytes]. Optional.
+	Variables json.RawMessage `json:"variables,omitempty"`
+	// ContextID groups runs (a conversation, a batch). Optional, ≤ 256 bytes.
+	ContextID string `json:"context_id,omitempty"`
+	// Labels are free-form key/value pairs; see [MaxLabels]. Optional.
+	Labels map[string]string `json:"labels,omitempty"`
+	// IdempotencyKey makes Submit return the existing run when the same key
+	// was used before with the same request. Optional, ≤ 255 bytes.
+	IdempotencyKey string `json:"idempotency_key,omitempty"`
+	// Policy overrides the agent's policy field by field. Optional.
+	Policy Policy `json:"policy,omitzero"`
+}
+
+// Validate checks every field and limit and returns a [*ValidationError].
+func (r *SubmitRequest) Validate() error {
+	if err := checkName("agent", r.Agent); err != nil {
+		return err
+	}
+	if err := checkObject("variables", r.Variables, MaxVariablesBytes); err != nil {
+		return err
+	}
+	if len(r.ContextID) > 256 || !utf8.ValidString(r.ContextID) {
+		return invalidf("context_id", "must be valid UTF-8 of at most 256 bytes, got %d", len(r.ContextID))
+	}
+	if len(r.IdempotencyKey) > MaxIdempotencyKeyBytes || !utf8.ValidString(r.IdempotencyKey) {
+		return invalidf("idempotency_key", "must be valid UTF-8 of at most %d bytes, got %d", MaxIdempotencyKeyBytes, len(r.IdempotencyKey))
+	}
+	if len(r.Labels) > MaxLabels {
+		return invalidf("labels", "%d labels, limit %d", len(r.Labels), MaxLabels)
+	}
+	for k, v := range r.Labels {
+		if len(k) == 0 || len(k) > 63 || len(v) > 255 || !utf8.ValidString(k+v) {
+			return invalidf("labels", "label %.63q: keys must be 1-63 bytes and values at most 255 bytes of UTF-8", k)
+		}
+	}
+	return r.Policy.Validate()
+}
+
+// Hash returns the request hash stored with an idempotency record: the
+// SHA-256 (hex) of the request without its key, with variables in
+// canonical form (object keys sorted), so equal requests hash equal.
+func (r *SubmitRequest) Hash() string {
+	c := *r
+	c.IdempotencyKey = ""
+	c.Variables = canonicalJSON(r.Variables)
+	b, _ := json.Marshal(&c)
+	sum := sha256.Sum256(b)
+	return hex.EncodeToString(sum[:])
+}
+
+func canonicalJSON(b json.RawMessage) json.RawMessage {
+	if len(b) == 0 {
+		return nil
+	}
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.UseNumber()
+	var v any
+	if dec.Decode(&v) != nil {
+		return b
+	}
+	out, err := json.Marshal(v)
+	if err != nil {
+		return b
+	}
+	return out
+}
+
+// AgentCatalog resolves agent names to manifests on the host.
+type AgentCatalog interface {
+	// Agent returns the manifest, or an error wrapping ErrNotFound.
+	Agent(ctx context.Context, name string) (Manifest, error)
+}
+
+// Agents is an [AgentCatalog] held in memory, keyed by agent name.
+type Agents map[string]Manifest
+
+// Agent implements [AgentCatalog].
+func (a Agents) Agent(_ context.Context, name string) (Manifest, error) {
+	m, ok := a[name]
+	if !ok {
+		return Manifest{}, fmt.Errorf("agent %q: %w", name, ErrNotFound)
+	}
+	return m, nil
+}
+
+// Add validates m and adds it under its name.
+func (a Agents) Add(m Manifest) error {
+	if err := m.Validate(); err != nil {
+		return err
+	}
+	a[m.Name] = m
+	return nil
+}
+
+// newRun builds the run a valid request asks for.
+func (e *Engine) newRun(ctx context.Context, req *SubmitRequest) (*Run, error) {
+	if err := req.Validate(); err != nil {
+		return nil, err
+	}
+	m, err := e.agents.Agent(ctx, req.Agent)
+	if errors.Is(err, ErrNotFound) {
+		return nil, invalidf("agent", "no agent named %q on this host", req.Agent)
+	} else if err != nil {
+		return nil, fmt.Errorf("resolve agent %q: %w", req.Agent, err)
+	}
+	vars := req.Variables
+	if len(bytes.TrimSpace(vars)) == 0 {
+		vars = json.RawMessage("{}")
+	}
+	return &Run{
+		ID:             NewRunID(e.now()),
+		Agent:          m,
+		ContextID:      req.ContextID,
+		Labels:         req.Labels,
+		Variables:      vars,
+		Policy:         req.Policy.Merge(m.Policy).Merge(e.opts.DefaultPolicy).WithDefaults(),
+		IdempotencyKey: req.IdempotencyKey,
+		RequestHash:    req.Hash(),
+	}, nil
+}
