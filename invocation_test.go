@@ -1,0 +1,112 @@
+package sortie
+
+import (
+	"encoding/json"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+)
+
+func validInvocation() *Invocation {
+	return &Invocation{
+		Version: InvocationVersion, RunID: NewRunID(time.Now()), Attempt: 1, LaunchID: NewLaunchID(),
+		Agent:     Manifest{Name: "textstats", Version: "1.0.0", Runtime: "go:textstats"},
+		Variables: json.RawMessage(`{"document":"opticks"}`),
+		DeadlineMs: time.Now().Add(time.Minute).UnixMilli(), HeartbeatMs: 5000, LeaseMs: 15000,
+		Report: Report{Mode: ReportControlPlane},
+	}
+}
+
+func TestInvocationRoundTrip(t *testing.T) {
+	inv := validInvocation()
+	b, err := json.Marshal(inv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := DecodeInvocation(b)
+	if err != nil {
+		t.Fatalf("DecodeInvocation(valid) = %v", err)
+	}
+	if got.RunID != inv.RunID || got.LaunchID != inv.LaunchID || string(got.Variables) != string(inv.Variables) {
+		t.Fatalf("DecodeInvocation round trip = %+v, want %+v", got, inv)
+	}
+}
+
+func TestInvocationValidate(t *testing.T) {
+	for _, tc := range []struct {
+		field  string
+		mutate func(*Invocation)
+	}{
+		{"version", func(i *Invocation) { i.Version = "sortie.invocation/v2" }},
+		{"run_id", func(i *Invocation) { i.RunID = "../../etc/passwd" }},
+		{"attempt", func(i *Invocation) { i.Attempt = 0 }},
+		{"launch_id", func(i *Invocation) { i.LaunchID = "a b" }},
+		{"agent.name", func(i *Invocation) { i.Agent.Name = "Bad Name" }},
+		{"agent.runtime", func(i *Invocation) { i.Agent.Runtime = "exec:/bin/sh" }},
+		{"agent.runtime", func(i *Invocation) { i.Agent.Runtime = "python:x" }},
+		{"variables", func(i *Invocation) { i.Variables = json.RawMessage(`[1,2]`) }},
+		{"variables", func(i *Invocation) { i.Variables = json.RawMessage(`{"x":"` + strings.Repeat("y", MaxVariablesBytes) + `"}`) }},
+		{"config_refs", func(i *Invocation) { i.ConfigRefs = []string{"/etc/secret"} }},
+		{"deadline_ms", func(i *Invocation) { i.DeadlineMs = 0 }},
+		{"heartbeat_ms", func(i *Invocation) { i.LeaseMs = 100 }},
+		{"report.mode", func(i *Invocation) { i.Report.Mode = "carrier-pigeon" }},
+		{"report.callback_url", func(i *Invocation) { i.Report = Report{Mode: ReportCallback, CallbackURL: "file:///tmp/x", Token: "t"} }},
+	} {
+		inv := validInvocation()
+		tc.mutate(inv)
+		var ve *ValidationError
+		if err := inv.Validate(); !errors.As(err, &ve) || ve.Field != tc.field {
+			t.Errorf("Validate() with bad %s = %v, want a ValidationError on %q", tc.field, err, tc.field)
+		}
+	}
+}
+
+func TestDecodeInvocationRefusesUnknownFieldsAndSize(t *testing.T) {
+	if _, err := DecodeInvocation([]byte(`{"version":"sortie.invocation/v1","command":"/bin/sh"}`)); !errors.Is(err, ErrInvalidArgument) {
+		t.Errorf("DecodeInvocation(unknown field) = %v, want ErrInvalidArgument", err)
+	}
+	big := make([]byte, MaxInvocationBytes+1)
+	if _, err := DecodeInvocation(big); err == nil || !strings.Contains(err.Error(), "limit") {
+		t.Errorf("DecodeInvocation(%d bytes) = %v, want an error naming the limit", len(big), err)
+	}
+}
+
+func TestSubmitRequest(t *testing.T) {
+	a := &SubmitRequest{Agent: "textstats", Variables: json.RawMessage(`{"b":1,"a":[1,2]}`), IdempotencyKey: "k1"}
+	b := &SubmitRequest{Agent: "textstats", Variables: json.RawMessage(`{ "a": [1, 2], "b": 1 }`), IdempotencyKey: "k2"}
+	if a.Hash() != b.Hash() {
+		t.Errorf("Hash differs for the same variables in another key order or spacing")
+	}
+	c := &SubmitRequest{Agent: "textstats", Variables: json.RawMessage(`{"b":2,"a":[1,2]}`)}
+	if a.Hash() == c.Hash() {
+		t.Errorf("Hash equal for different variables")
+	}
+	for _, tc := range []struct {
+		field string
+		req   SubmitRequest
+	}{
+		{"agent", SubmitRequest{Agent: ""}},
+		{"variables", SubmitRequest{Agent: "a", Variables: json.RawMessage(`"str"`)}},
+		{"idempotency_key", SubmitRequest{Agent: "a", IdempotencyKey: strings.Repeat("k", 256)}},
+		{"labels", SubmitRequest{Agent: "a", Labels: map[string]string{"": "v"}}},
+		{"policy.max_attempts", SubmitRequest{Agent: "a", Policy: Policy{MaxAttempts: 1000}}},
+		{"policy.heartbeat_ms", SubmitRequest{Agent: "a", Policy: Policy{HeartbeatMs: -1}}},
+	} {
+		var ve *ValidationError
+		if err := tc.req.Validate(); !errors.As(err, &ve) || ve.Field != tc.field {
+			t.Errorf("Validate(bad %s) = %v, want a ValidationError on %q", tc.field, err, tc.field)
+		}
+	}
+}
+
+func TestPolicyDefaults(t *testing.T) {
+	p := Policy{HeartbeatMs: 200}.WithDefaults()
+	if p.LeaseMs != 600 || p.MaxAttempts != 3 || p.BackoffMs != 1000 {
+		t.Errorf("Policy{HeartbeatMs:200}.WithDefaults() = %+v, want lease 600, 3 attempts, backoff 1000", p)
+	}
+	m := Policy{MaxAttempts: 5}.Merge(Policy{MaxAttempts: 2, BackoffMs: 7})
+	if m.MaxAttempts != 5 || m.BackoffMs != 7 {
+		t.Errorf("Merge = %+v, want max attempts 5 (own) and backoff 7 (default)", m)
+	}
+}
