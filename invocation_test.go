@@ -11,8 +11,8 @@ import (
 func validInvocation() *Invocation {
 	return &Invocation{
 		Version: InvocationVersion, RunID: NewRunID(time.Now()), Attempt: 1, LaunchID: NewLaunchID(),
-		Agent:     Manifest{Name: "textstats", Version: "1.0.0", Runtime: "go:textstats"},
-		Variables: json.RawMessage(`{"document":"opticks"}`),
+		Agent:      Manifest{Name: "textstats", Version: "1.0.0", Runtime: "go:textstats"},
+		Variables:  json.RawMessage(`{"document":"opticks"}`),
 		DeadlineMs: time.Now().Add(time.Minute).UnixMilli(), HeartbeatMs: 5000, LeaseMs: 15000,
 		Report: Report{Mode: ReportControlPlane},
 	}
@@ -46,7 +46,9 @@ func TestInvocationValidate(t *testing.T) {
 		{"agent.runtime", func(i *Invocation) { i.Agent.Runtime = "exec:/bin/sh" }},
 		{"agent.runtime", func(i *Invocation) { i.Agent.Runtime = "python:x" }},
 		{"variables", func(i *Invocation) { i.Variables = json.RawMessage(`[1,2]`) }},
-		{"variables", func(i *Invocation) { i.Variables = json.RawMessage(`{"x":"` + strings.Repeat("y", MaxVariablesBytes) + `"}`) }},
+		{"variables", func(i *Invocation) {
+			i.Variables = json.RawMessage(`{"x":"` + strings.Repeat("y", MaxVariablesBytes) + `"}`)
+		}},
 		{"config_refs", func(i *Invocation) { i.ConfigRefs = []string{"/etc/secret"} }},
 		{"deadline_ms", func(i *Invocation) { i.DeadlineMs = 0 }},
 		{"heartbeat_ms", func(i *Invocation) { i.LeaseMs = 100 }},
