@@ -217,7 +217,7 @@ func Finish(r *sortie.Run, f sortie.Finish) (changed bool, err error) {
 func applyOutcome(r *sortie.Run, a *sortie.Attempt, o sortie.Outcome, nowMs int64) {
 	r.LeaseExpiresMs = 0
 	switch {
-	case o.Result != nil:
+	case o.Result != nil && !r.CancelRequested: // cancel wins whatever the outcome
 		r.State, r.Result, r.Error, r.Interrupt = sortie.StateCompleted, o.Result, nil, nil
 	case o.Interrupt != nil && !r.CancelRequested:
 		r.State, r.Interrupt, r.ResumeInput = o.Interrupt.State, o.Interrupt, nil
@@ -229,7 +229,7 @@ func applyOutcome(r *sortie.Run, a *sortie.Attempt, o sortie.Outcome, nowMs int6
 }
 
 func failAttempt(r *sortie.Run, a *sortie.Attempt, e *sortie.ErrorMessage, nowMs int64) {
-	if e == nil { // an interrupt after a cancel request
+	if e == nil { // a result or an interrupt after a cancel request
 		e = &sortie.ErrorMessage{Type: sortie.ErrorTypeCancelled, Message: "cancel requested"}
 	}
 	a.Error = e
