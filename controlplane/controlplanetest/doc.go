@@ -1,0 +1,12 @@
+// Package controlplanetest is the conformance suite of [sortie.ControlPlane]
+// drivers. A driver's test calls [RunConformanceTests] with a function that
+// makes a [Harness]; the suite then proves, one subtest per property, that
+// the driver keeps the contract: idempotent reservations, ordered gap-free
+// events per attempt, one claim per attempt, first terminal write wins,
+// sticky cancellation, leases the reconciler sees, resume, listing with
+// opaque page tokens, following across attempts, and the error sentinels.
+//
+// Backend differences are harness capability methods (for example
+// [Harness.SharedAcrossProcesses]); the suite runs the subtests a driver's
+// capabilities call for and never skips.
+package controlplanetest
