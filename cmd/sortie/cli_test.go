@@ -1,0 +1,152 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/sortie-run/sortie"
+)
+
+var submittedRE = regexp.MustCompile(`run ([0-9A-Z]{26}) submitted`)
+
+// The README's main job: run the example, see events and the result, then
+// read the run from another process.
+func TestRunTextstats(t *testing.T) {
+	c := newCLI(t)
+	r := c.run("run", "examples/textstats")
+	if r.code != 0 {
+		t.Fatalf("sortie run examples/textstats: exit %d\nstdout:\n%s\nstderr:\n%s", r.code, r.stdout, r.stderr)
+	}
+	for _, want := range []string{"1.1    start", "progress", "completed after 1 attempt", `"top_terms"`, `"word": "light"`} {
+		if !strings.Contains(r.stdout, want) {
+			t.Errorf("sortie run output lacks %q:\n%s", want, r.stdout)
+		}
+	}
+	m := submittedRE.FindStringSubmatch(r.stderr)
+	if m == nil {
+		t.Fatalf("sortie run stderr %q names no run ID", r.stderr)
+	}
+	run := c.get(sortie.RunID(m[1]))
+	if run.State != sortie.StateCompleted || run.Attempt != 1 || !strings.Contains(string(run.Result), `"document":"opticks"`) {
+		t.Errorf("sortie get %s = state %s attempt %d result %.80s; want completed on attempt 1 with the opticks stats",
+			run.ID, run.State, run.Attempt, run.Result)
+	}
+}
+
+func TestRunJSON(t *testing.T) {
+	c := newCLI(t)
+	r := c.run("run", "examples/textstats", "--json", "--var", "top=3")
+	if r.code != 0 {
+		t.Fatalf("sortie run --json: exit %d: %s", r.code, r.stderr)
+	}
+	events, final := jsonLines(t, r.stdout)
+	checkContiguous(t, events)
+	if len(events) < 5 || events[0].Kind != "start" || final == nil || final.State != sortie.StateCompleted {
+		t.Fatalf("sortie run --json = %d events (first %+v), final %+v; want start, progress events, then the completed run", len(events), events[0], final)
+	}
+	var stats struct {
+		TopTerms []json.RawMessage `json:"top_terms"`
+	}
+	if err := json.Unmarshal(final.Result, &stats); err != nil || len(stats.TopTerms) != 3 {
+		t.Errorf("result top_terms = %d entries (%v), want 3 (--var top=3)", len(stats.TopTerms), err)
+	}
+}
+
+func TestExitCodes(t *testing.T) {
+	c := newCLI(t)
+	for _, tc := range []struct {
+		name  string
+		args  []string
+		code  int
+		state sortie.State
+	}{
+		{"completed", []string{"--var", "events=2"}, 0, sortie.StateCompleted},
+		{"failed", []string{"--var", `fail="bad input"`}, 1, sortie.StateFailed},
+		{"interrupted", []string{"--var", `interrupt="input-required"`}, 4, sortie.StateInputRequired},
+	} {
+		r := c.run(append([]string{"run", "probe", "--json"}, tc.args...)...)
+		_, final := jsonLines(t, r.stdout)
+		if r.code != tc.code || final == nil || final.State != tc.state {
+			t.Errorf("sortie run probe (%s): exit %d, final %v; want exit %d and state %s\n%s", tc.name, r.code, final, tc.code, tc.state, r.stderr)
+		}
+	}
+}
+
+func TestResumeInterruptedRun(t *testing.T) {
+	c := newCLI(t)
+	id := c.submit("probe", "--var", `interrupt="input-required"`)
+	waitFor(t, "input-required", waitLong, func() bool { return c.get(id).State == sortie.StateInputRequired })
+	r := c.run("resume", string(id), "--input", `{"name":"Newton"}`, "--json")
+	_, final := jsonLines(t, r.stdout)
+	if r.code != 0 || final == nil || final.Attempt != 2 || !strings.Contains(string(final.Result), "Newton") {
+		t.Fatalf("sortie resume: exit %d final %+v; want completed on attempt 2 with the input\n%s", r.code, final, r.stderr)
+	}
+}
+
+func TestIdempotencyKey(t *testing.T) {
+	c := newCLI(t)
+	a := c.submit("probe", "--idempotency-key", "order-42", "--var", "events=1")
+	b := c.submit("probe", "--idempotency-key", "order-42", "--var", "events=1")
+	if a != b {
+		t.Fatalf("two submits with one idempotency key made runs %s and %s, want one", a, b)
+	}
+	r := c.run("submit", "probe", "--idempotency-key", "order-42", "--var", "events=2")
+	if r.code != 2 || !strings.Contains(r.stderr, "idempotency key") {
+		t.Errorf("submit with the key and other variables: exit %d, stderr %q; want exit 2 naming the idempotency key", r.code, r.stderr)
+	}
+}
+
+func TestBadInput(t *testing.T) {
+	c := newCLI(t)
+	big := filepath.Join(t.TempDir(), "big.json")
+	if err := os.WriteFile(big, []byte(`{"text":"`+strings.Repeat("x", sortie.MaxVariablesBytes)+`"}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"run", "probe", "--vars", "[1,2]"}, "--vars"},
+		{[]string{"run", "probe", "--vars-file", big}, "invalid variables"},
+		{[]string{"run", "probe", "--var", "text=" + strings.Repeat("x", 100_000), "--var", "more=" + strings.Repeat("y", 100_000), "--var", "last=" + strings.Repeat("z", 100_000)}, "invalid variables"},
+		{[]string{"run", "no-such-agent"}, "no agent named"},
+		{[]string{"run", "examples/no-such-dir"}, "agent.json"},
+		{[]string{"submit", "probe", "--policy", `{"max_attempts":1000}`}, "policy.max_attempts"},
+		{[]string{"submit", "probe", "--idempotency-key", strings.Repeat("k", 300)}, "idempotency_key"},
+		{[]string{"get", "../../etc/passwd"}, "run_id"},
+		{[]string{"follow", "01JZZZZZZZZZZZZZZZZZZZZZZZ", "--after", "x"}, "--after"},
+		{[]string{"list", "--state", "done"}, "state"},
+		{[]string{"get"}, "accepts 1 arg"},
+	} {
+		r := c.run(tc.args...)
+		if r.code != 2 || !strings.Contains(r.stderr, tc.want) {
+			t.Errorf("sortie %.80s: exit %d, stderr %.300q; want exit 2 naming %q", strings.Join(tc.args, " "), r.code, r.stderr, tc.want)
+		}
+	}
+	// Nothing above stored a run.
+	r := c.run("list", "--json")
+	var page sortie.RunPage
+	if err := json.Unmarshal([]byte(r.stdout), &page); err != nil || len(page.Runs) != 0 {
+		t.Errorf("sortie list after refused input = %q (%v), want no runs", r.stdout, err)
+	}
+}
+
+func TestWorkerRefusesMalformedInvocation(t *testing.T) {
+	c := newCLI(t)
+	for _, tc := range []struct{ stdin, want string }{
+		{`{"version":"sortie.invocation/v9"}`, "invalid version"},
+		{`not json`, "invalid invocation"},
+		{`{"version":"sortie.invocation/v1","command":"/bin/sh"}`, "unknown field"},
+	} {
+		cmd := c.cmd("worker")
+		cmd.Stdin = strings.NewReader(tc.stdin)
+		out, err := cmd.CombinedOutput()
+		if err == nil || !strings.Contains(string(out), tc.want) {
+			t.Errorf("sortie worker < %q: err %v, output %q; want a failure naming %q", tc.stdin, err, out, tc.want)
+		}
+	}
+}

@@ -1,0 +1,13 @@
+// Command sortie submits, follows, inspects, cancels and resumes runs, and is
+// also the CLI worker (`sortie worker`) that executes one invocation read on
+// stdin and writes its messages as NDJSON on stdout.
+//
+// On the embedded defaults it keeps state in an SQLite control plane under
+// --state-dir (or SORTIE_STATE_DIR; default .sortie in the working
+// directory) and launches each attempt as a `sortie worker` subprocess.
+//
+// Exit status: 0 completed, 1 failed or rejected (or any other error),
+// 2 usage or input error, 3 cancelled, 4 interrupted (input-required or
+// auth-required), 130 when following is interrupted by the user (the run
+// goes on).
+package main

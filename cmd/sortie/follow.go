@@ -1,0 +1,119 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"time"
+
+	"github.com/sortie-run/sortie"
+	"github.com/spf13/cobra"
+)
+
+func newFollowCmd(g *globals) *cobra.Command {
+	var after string
+	c := &cobra.Command{
+		Use:   "follow RUN_ID",
+		Short: "Print a run's events live until it ends; exit status as for run",
+		Args:  exactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			cur, err := sortie.ParseCursor(after)
+			if err != nil {
+				return usagef("--after: %v", err)
+			}
+			h, err := g.openHost()
+			if err != nil {
+				return err
+			}
+			defer h.Close()
+			return follow(cmd.Context(), g, h, sortie.RunID(args[0]), cur)
+		},
+	}
+	c.Flags().StringVar(&after, "after", "", "print only events after this cursor (ATTEMPT.SEQ)")
+	return c
+}
+
+// follow prints the run's events and final state, reconciling in the
+// background meanwhile, and returns the exit status for the final state.
+func follow(ctx context.Context, g *globals, h *host, id sortie.RunID, after sortie.Cursor) error {
+	rctx, stop := context.WithCancel(context.WithoutCancel(ctx))
+	defer stop()
+	go h.engine.RunReconciler(rctx, g.reconcile)
+	start := time.Now()
+	for u, err := range h.client.Follow(ctx, id, after) {
+		if err != nil {
+			if errors.Is(err, context.Canceled) && ctx.Err() != nil {
+				fmt.Fprintf(os.Stderr, "stopped following; the run goes on: sortie follow %s\n", id)
+				return &exitError{code: 130}
+			}
+			return err
+		}
+		if u.Event != nil {
+			printEvent(os.Stdout, g.jsonOut, u.Event)
+			continue
+		}
+		printFinal(os.Stdout, g.jsonOut, u.Run, time.Since(start))
+		return exitFor(u.Run)
+	}
+	return nil
+}
+
+func exitFor(run *sortie.Run) error {
+	if code := run.State.ExitCode(); code != 0 {
+		return &exitError{code: code}
+	}
+	return nil
+}
+
+func printEvent(w io.Writer, jsonOut bool, e *sortie.Event) {
+	if jsonOut {
+		printJSON(w, map[string]any{"event": e})
+		return
+	}
+	text := e.Text
+	if text == "" && len(e.Data) > 0 {
+		text = string(e.Data)
+	}
+	fmt.Fprintf(w, "%-6s %-10s %s\n", e.Cursor(), e.Kind, text)
+}
+
+func printFinal(w io.Writer, jsonOut bool, run *sortie.Run, took time.Duration) {
+	if jsonOut {
+		printJSON(w, map[string]any{"run": run})
+		return
+	}
+	fmt.Fprintf(w, "run %s %s after %d attempt(s) in %s\n", run.ID, run.State, run.Attempt, took.Round(time.Millisecond))
+	switch {
+	case run.State == sortie.StateCompleted:
+		printIndented(w, run.Result)
+	case run.State.Interrupted() && run.Interrupt != nil:
+		fmt.Fprintf(w, "needs %s: %s\nresume with: sortie resume %s --input JSON\n", run.State, run.Interrupt.Prompt, run.ID)
+	case run.Error != nil:
+		fmt.Fprintf(w, "error: %s\n", run.Error.Error())
+	case run.Reason != "":
+		fmt.Fprintf(w, "reason: %s\n", run.Reason)
+	}
+}
+
+// printIndented prints JSON indented, keeping the worker's key order.
+func printIndented(w io.Writer, raw json.RawMessage) {
+	var buf bytes.Buffer
+	if json.Indent(&buf, raw, "", "  ") != nil {
+		fmt.Fprintln(w, string(raw))
+		return
+	}
+	fmt.Fprintln(w, buf.String())
+}
+
+func printJSON(w io.Writer, v any) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	_, err = fmt.Fprintln(w, string(b))
+	return err
+}

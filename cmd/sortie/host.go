@@ -1,0 +1,212 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/sortie-run/sortie"
+	"github.com/sortie-run/sortie/controlplane/sqlite"
+	"github.com/sortie-run/sortie/examples/textstats"
+	"github.com/sortie-run/sortie/functions"
+	"github.com/sortie-run/sortie/functions/probe"
+	"github.com/sortie-run/sortie/launchers/local"
+	"github.com/spf13/cobra"
+)
+
+// globals are the flags every command takes.
+type globals struct {
+	stateDir  string
+	runtimes  string
+	jsonOut   bool
+	logLevel  string
+	inProcess bool
+	reconcile time.Duration
+}
+
+func (g *globals) register(root *cobra.Command) {
+	f := root.PersistentFlags()
+	f.StringVar(&g.stateDir, "state-dir", envOr("SORTIE_STATE_DIR", ".sortie"), "directory of the embedded state (env SORTIE_STATE_DIR)")
+	f.StringVar(&g.runtimes, "runtimes", os.Getenv("SORTIE_RUNTIMES"), "host allowlist of exec runtimes, a JSON file (env SORTIE_RUNTIMES)")
+	f.BoolVar(&g.jsonOut, "json", false, "print JSON: one object a line")
+	f.StringVar(&g.logLevel, "log-level", envOr("SORTIE_LOG_LEVEL", "warn"), "log level on stderr: debug, info, warn, error")
+	f.BoolVar(&g.inProcess, "in-process", false, "run attempts inside this process instead of a sortie worker subprocess")
+	f.DurationVar(&g.reconcile, "reconcile-interval", time.Second, "how often a long-lived command reconciles expired leases")
+}
+
+func envOr(k, def string) string {
+	if v := os.Getenv(k); v != "" {
+		return v
+	}
+	return def
+}
+
+func (g *globals) logger(w io.Writer) *slog.Logger {
+	var lvl slog.Level
+	if err := lvl.UnmarshalText([]byte(g.logLevel)); err != nil {
+		lvl = slog.LevelWarn
+	}
+	return slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: lvl}))
+}
+
+// host is an embedded engine: SQLite control plane, local launcher.
+type host struct {
+	cp     *sqlite.ControlPlane
+	engine *sortie.Engine
+	client *sortie.Client
+	agents sortie.Agents
+	log    *slog.Logger
+}
+
+func (h *host) Close() {
+	h.engine.Close()
+	h.cp.Close()
+}
+
+// builtinAgents are the agents every sortie binary knows by name.
+func builtinAgents() sortie.Agents {
+	return sortie.Agents{
+		"textstats": textstats.Manifest,
+		"probe":     {Name: "probe", Version: "1", Runtime: "go:probe", Description: "programmable test agent"},
+	}
+}
+
+// registry holds the Go handlers of this binary's worker.
+func registry() *functions.Registry {
+	r := functions.NewRegistry()
+	textstats.Register(r)
+	probe.Register(r)
+	return r
+}
+
+func (g *globals) absStateDir() (string, error) {
+	dir, err := filepath.Abs(g.stateDir)
+	if err != nil {
+		return "", usagef("--state-dir %q: %v", g.stateDir, err)
+	}
+	if err := os.MkdirAll(filepath.Join(dir, "logs"), 0o700); err != nil {
+		return "", fmt.Errorf("create state dir: %w", err)
+	}
+	return dir, nil
+}
+
+func (g *globals) openControlPlane() (*sqlite.ControlPlane, string, error) {
+	dir, err := g.absStateDir()
+	if err != nil {
+		return nil, "", err
+	}
+	cp, err := sqlite.Open(filepath.Join(dir, "sortie.db"), nil)
+	if err != nil {
+		return nil, "", fmt.Errorf("open state in %s: %w", dir, err)
+	}
+	return cp, dir, nil
+}
+
+func (g *globals) worker(log *slog.Logger) (*functions.Worker, error) {
+	w := &functions.Worker{Registry: registry(), Logger: log}
+	if g.runtimes != "" {
+		rt, err := functions.LoadExecRuntimes(g.runtimes)
+		if err != nil {
+			return nil, usagef("--runtimes: %v", err)
+		}
+		w.Exec = rt
+	}
+	return w, nil
+}
+
+// openHost opens the embedded engine. extra agents are added to the built-ins.
+func (g *globals) openHost(extra ...sortie.Manifest) (*host, error) {
+	log := g.logger(os.Stderr)
+	cp, dir, err := g.openControlPlane()
+	if err != nil {
+		return nil, err
+	}
+	launcher, err := g.launcher(cp, dir, log)
+	if err != nil {
+		cp.Close()
+		return nil, err
+	}
+	agents := builtinAgents()
+	for _, m := range extra {
+		agents[m.Name] = m
+	}
+	e := sortie.NewEngine(cp, launcher, agents, &sortie.EngineOptions{Logger: log})
+	return &host{cp: cp, engine: e, client: sortie.NewClient(e, nil), agents: agents, log: log}, nil
+}
+
+func (g *globals) launcher(cp *sqlite.ControlPlane, dir string, log *slog.Logger) (*local.Launcher, error) {
+	if g.inProcess {
+		w, err := g.worker(log)
+		if err != nil {
+			return nil, err
+		}
+		return local.New(&local.Options{InProcess: func(ctx context.Context, inv *sortie.Invocation) error {
+			_, err := w.Execute(ctx, inv, functions.NewControlPlaneReporter(cp, inv, ""))
+			return err
+		}})
+	}
+	exe, err := os.Executable()
+	if err != nil {
+		return nil, fmt.Errorf("find the sortie binary for workers: %w", err)
+	}
+	env := append(hostEnv(), "SORTIE_STATE_DIR="+dir, "SORTIE_LOG_LEVEL="+g.logLevel)
+	if g.runtimes != "" {
+		abs, err := filepath.Abs(g.runtimes)
+		if err != nil {
+			return nil, usagef("--runtimes %q: %v", g.runtimes, err)
+		}
+		env = append(env, "SORTIE_RUNTIMES="+abs)
+	}
+	return local.New(&local.Options{Command: []string{exe, "worker"}, Env: env, LogDir: filepath.Join(dir, "logs")})
+}
+
+// resolveAgent turns a command-line agent argument into an agent name: a
+// directory holding agent.json (the operator's own file) or a known name.
+func resolveAgent(arg string) (name string, extra []sortie.Manifest, err error) {
+	if !strings.ContainsRune(arg, os.PathSeparator) && !strings.HasPrefix(arg, ".") {
+		return arg, nil, nil
+	}
+	m, err := loadManifest(filepath.Join(arg, "agent.json"))
+	if err != nil {
+		return "", nil, err
+	}
+	return m.Name, []sortie.Manifest{m}, nil
+}
+
+// hostEnv is the part of this process's environment a worker may see: no
+// credentials, only what programs need to run.
+func hostEnv() []string {
+	var env []string
+	for _, k := range []string{"PATH", "HOME", "TMPDIR", "LANG", "TZ"} {
+		if v, ok := os.LookupEnv(k); ok {
+			env = append(env, k+"="+v)
+		}
+	}
+	return env
+}
+
+// loadManifest reads an agent manifest file the operator named on the
+// command line.
+func loadManifest(path string) (sortie.Manifest, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return sortie.Manifest{}, usagef("agent: %v (an agent directory holds agent.json)", err)
+	}
+	var m sortie.Manifest
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&m); err != nil {
+		return sortie.Manifest{}, usagef("agent: %s: %v", path, err)
+	}
+	if err := m.Validate(); err != nil {
+		return sortie.Manifest{}, usagef("agent: %s: %v", path, err)
+	}
+	return m, nil
+}

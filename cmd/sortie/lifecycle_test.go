@@ -1,0 +1,135 @@
+package main
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/sortie-run/sortie"
+	"github.com/sortie-run/sortie/controlplane/sqlite"
+)
+
+// waitLong bounds waits for conditions that take a few heartbeats.
+const waitLong = 30 * time.Second
+
+// fast makes leases expire quickly so the reconciler acts within a test.
+const fast = `{"heartbeat_ms":200,"lease_ms":800,"backoff_ms":50}`
+
+// store opens the state directory's control plane beside the CLI processes.
+func (c *cli) store() *sqlite.ControlPlane {
+	c.t.Helper()
+	cp, err := sqlite.Open(filepath.Join(c.state, "sortie.db"), nil)
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	c.t.Cleanup(func() { cp.Close() })
+	return cp
+}
+
+func events(t *testing.T, cp sortie.ControlPlane, id sortie.RunID) []sortie.Event {
+	t.Helper()
+	evs, err := cp.Events(context.Background(), id, sortie.Cursor{}, 1000)
+	if err != nil {
+		t.Fatalf("Events(%s) = %v", id, err)
+	}
+	return evs
+}
+
+// workerPID waits for attempt n's worker to have emitted two events and
+// returns its process ID from the attempt's launch reference.
+func workerPID(t *testing.T, c *cli, cp sortie.ControlPlane, id sortie.RunID, n int) int {
+	t.Helper()
+	var pid int
+	waitFor(t, "the worker's pid and two events", waitLong, func() bool {
+		run := c.get(id)
+		if run.Attempt != n || run.Current().Ref == nil || len(events(t, cp, id)) < 2 {
+			return false
+		}
+		pid, _ = strconv.Atoi(run.Current().Ref.ID)
+		return pid > 0
+	})
+	return pid
+}
+
+func alive(pid int) bool {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return false
+	}
+	// A zombie has exited; its state field follows the command name.
+	fields := strings.Fields(string(b[strings.LastIndexByte(string(b), ')')+1:]))
+	return len(fields) > 0 && fields[0] != "Z"
+}
+
+// Killing the worker mid-run: its lease expires, the reconciler in a
+// long-lived sortie process starts attempt 2, and attempt 1's events stay.
+func TestKilledWorkerIsRetried(t *testing.T) {
+	c := newCLI(t)
+	cp := c.store()
+	id := c.submit("probe", "--policy", fast, "--var", "events=20", "--var", "interval_ms=100")
+	pid := workerPID(t, c, cp, id, 1)
+	if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
+		t.Fatalf("kill worker %d: %v", pid, err)
+	}
+	waitFor(t, "the killed worker to be gone", waitLong, func() bool { return !alive(pid) })
+	before := events(t, cp, id)
+
+	r := c.run("follow", string(id), "--json")
+	_, final := jsonLines(t, r.stdout)
+	if r.code != 0 || final == nil || final.Attempt != 2 || final.Attempts[0].Error.Type != sortie.ErrorTypeLeaseExpired {
+		t.Fatalf("sortie follow after kill: exit %d, final %+v; want completed on attempt 2 after attempt 1's lease expired\n%s", r.code, final, r.stderr)
+	}
+	after := events(t, cp, id)
+	checkContiguous(t, after)
+	for i, e := range before {
+		if !after[i].Same(&e) || after[i].Cursor() != e.Cursor() {
+			t.Fatalf("event %s of attempt 1 changed or vanished after the retry: %+v", e.Cursor(), after[i])
+		}
+	}
+	if last := checkContiguous(t, after); last[2] != 20 {
+		t.Errorf("attempt 2 stored %d events, want 20", last[2])
+	}
+}
+
+func TestKilledWorkerFailsWhenAttemptsAreExhausted(t *testing.T) {
+	c := newCLI(t)
+	cp := c.store()
+	id := c.submit("probe", "--policy", fast, "--max-attempts", "1", "--var", "events=50", "--var", "interval_ms=100")
+	pid := workerPID(t, c, cp, id, 1)
+	syscall.Kill(pid, syscall.SIGKILL)
+	r := c.run("follow", string(id), "--json")
+	_, final := jsonLines(t, r.stdout)
+	if r.code != 1 || final == nil || final.State != sortie.StateFailed || !strings.Contains(final.Reason, "lease") {
+		t.Fatalf("sortie follow: exit %d, final %+v; want exit 1, failed, reason naming the lease", r.code, final)
+	}
+	if n := len(events(t, cp, id)); n < 2 {
+		t.Errorf("attempt 1 kept %d events, want at least the 2 seen before the kill", n)
+	}
+}
+
+// Cancel from another process stops the worker; the run is cancelled within
+// the heartbeat interval plus one second.
+func TestCancelStopsWorker(t *testing.T) {
+	c := newCLI(t)
+	cp := c.store()
+	const heartbeat = 500 * time.Millisecond
+	id := c.submit("probe", "--policy", `{"heartbeat_ms":500}`, "--var", "until_cancelled=true", "--var", "interval_ms=50")
+	pid := workerPID(t, c, cp, id, 1)
+	start := time.Now()
+	if r := c.run("cancel", string(id), "--reason", "test"); r.code != 0 {
+		t.Fatalf("sortie cancel: exit %d: %s", r.code, r.stderr)
+	}
+	waitFor(t, "state cancelled", waitLong, func() bool { return c.get(id).State == sortie.StateCancelled })
+	if took := time.Since(start); took > heartbeat+time.Second {
+		t.Errorf("run cancelled %s after cancel, want within heartbeat %s + 1s", took, heartbeat)
+	}
+	waitFor(t, "the worker process to exit", waitLong, func() bool { return !alive(pid) })
+	if run := c.get(id); !run.CancelRequested || run.Reason != "test" {
+		t.Errorf("cancelled run = cancel requested %v, reason %q; want true, %q", run.CancelRequested, run.Reason, "test")
+	}
+}

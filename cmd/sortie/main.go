@@ -1,0 +1,91 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/sortie-run/sortie"
+	"github.com/spf13/cobra"
+)
+
+// exitError carries a process exit status out of a command.
+type exitError struct {
+	code int
+	err  error
+}
+
+func (e *exitError) Error() string {
+	if e.err == nil {
+		return fmt.Sprintf("exit status %d", e.code)
+	}
+	return e.err.Error()
+}
+
+func (e *exitError) Unwrap() error { return e.err }
+
+// usagef is a usage or input error: exit status 2.
+func usagef(format string, args ...any) error {
+	return &exitError{code: 2, err: fmt.Errorf(format, args...)}
+}
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	os.Exit(execute(ctx, os.Args[1:]))
+}
+
+func execute(ctx context.Context, args []string) int {
+	root := newRoot()
+	root.SetArgs(args)
+	err := root.ExecuteContext(ctx)
+	if err == nil {
+		return 0
+	}
+	var ee *exitError
+	if errors.As(err, &ee) {
+		if ee.err != nil {
+			fmt.Fprintln(os.Stderr, "sortie:", ee.err)
+		}
+		return ee.code
+	}
+	fmt.Fprintln(os.Stderr, "sortie:", err)
+	if errors.Is(err, sortie.ErrInvalidArgument) || errors.Is(err, sortie.ErrNotFound) ||
+		errors.Is(err, sortie.ErrIdempotencyConflict) || isUsage(err) {
+		return 2
+	}
+	return 1
+}
+
+// isUsage reports cobra's own argument and flag errors.
+func isUsage(err error) bool {
+	var ue *usageErr
+	return errors.As(err, &ue)
+}
+
+type usageErr struct{ error }
+
+func (u *usageErr) Unwrap() error { return u.error }
+
+func newRoot() *cobra.Command {
+	g := &globals{}
+	root := &cobra.Command{
+		Use:           "sortie",
+		Short:         "Run agents and functions as durable remote executions",
+		SilenceUsage:  true,
+		SilenceErrors: true,
+		Long: `sortie submits runs of agents, follows their events, and cancels, resumes and
+inspects them. On the embedded defaults runs are kept in an SQLite control plane
+under --state-dir and each attempt runs as a "sortie worker" subprocess.`,
+	}
+	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return &usageErr{err} })
+	g.register(root)
+	root.AddCommand(
+		newRunCmd(g), newSubmitCmd(g), newFollowCmd(g), newGetCmd(g), newListCmd(g),
+		newCancelCmd(g), newResumeCmd(g), newWorkerCmd(g), newReconcileCmd(g),
+	)
+	return root
+}

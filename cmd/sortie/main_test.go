@@ -1,0 +1,141 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/sortie-run/sortie"
+)
+
+// sortieBin is the sortie binary built once for these tests: the commands
+// run as separate processes, as a user runs them.
+var sortieBin string
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "sortie-cli-test")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	sortieBin = filepath.Join(dir, "sortie")
+	if out, err := exec.Command("go", "build", "-o", sortieBin, ".").CombinedOutput(); err != nil {
+		fmt.Fprintf(os.Stderr, "go build ./cmd/sortie: %v\n%s", err, out)
+		os.Exit(1)
+	}
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+// cli runs sortie commands against one state directory.
+type cli struct {
+	t     *testing.T
+	state string
+}
+
+func newCLI(t *testing.T) *cli {
+	return &cli{t: t, state: t.TempDir()}
+}
+
+type result struct {
+	code           int
+	stdout, stderr string
+}
+
+func (c *cli) cmd(args ...string) *exec.Cmd {
+	cmd := exec.Command(sortieBin, append([]string{"--state-dir", c.state}, args...)...)
+	cmd.Dir = "../.." // the repository root, as in the README
+	cmd.Env = append(os.Environ(), "SORTIE_STATE_DIR=", "SORTIE_RUNTIMES=")
+	return cmd
+}
+
+func (c *cli) run(args ...string) result {
+	c.t.Helper()
+	cmd := c.cmd(args...)
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	err := cmd.Run()
+	code := 0
+	if ee, ok := err.(*exec.ExitError); ok {
+		code = ee.ExitCode()
+	} else if err != nil {
+		c.t.Fatalf("sortie %v: %v", args, err)
+	}
+	return result{code, out.String(), errb.String()}
+}
+
+// get reads a run from a fresh process.
+func (c *cli) get(id sortie.RunID) *sortie.Run {
+	c.t.Helper()
+	r := c.run("get", string(id), "--json")
+	if r.code != 0 {
+		c.t.Fatalf("sortie get %s --json: exit %d: %s", id, r.code, r.stderr)
+	}
+	var run sortie.Run
+	if err := json.Unmarshal([]byte(r.stdout), &run); err != nil {
+		c.t.Fatalf("sortie get --json printed %q: %v", r.stdout, err)
+	}
+	return &run
+}
+
+func (c *cli) submit(args ...string) sortie.RunID {
+	c.t.Helper()
+	r := c.run(append([]string{"submit"}, args...)...)
+	if r.code != 0 {
+		c.t.Fatalf("sortie submit %v: exit %d: %s", args, r.code, r.stderr)
+	}
+	return sortie.RunID(strings.TrimSpace(r.stdout))
+}
+
+// waitFor polls cond until it holds or the deadline passes.
+func waitFor(t *testing.T, what string, d time.Duration, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(d)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out after %s waiting for %s", d, what)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// jsonLines decodes the --json output of run or follow.
+func jsonLines(t *testing.T, out string) (events []sortie.Event, final *sortie.Run) {
+	t.Helper()
+	for _, line := range strings.Split(strings.TrimSpace(out), "\n") {
+		var item struct {
+			Event *sortie.Event `json:"event"`
+			Run   *sortie.Run   `json:"run"`
+		}
+		if err := json.Unmarshal([]byte(line), &item); err != nil {
+			t.Fatalf("--json line %q: %v", line, err)
+		}
+		if item.Event != nil {
+			events = append(events, *item.Event)
+		}
+		if item.Run != nil {
+			final = item.Run
+		}
+	}
+	return events, final
+}
+
+// checkContiguous fails unless each attempt's events are numbered 1..n.
+func checkContiguous(t *testing.T, events []sortie.Event) map[int]int64 {
+	t.Helper()
+	last := map[int]int64{}
+	for _, e := range events {
+		if e.Seq != last[e.Attempt]+1 {
+			t.Fatalf("event %s follows seq %d: events must have no gaps", e.Cursor(), last[e.Attempt])
+		}
+		last[e.Attempt] = e.Seq
+	}
+	return last
+}

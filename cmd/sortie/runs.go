@@ -1,0 +1,182 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"text/tabwriter"
+	"time"
+
+	"github.com/sortie-run/sortie"
+	"github.com/spf13/cobra"
+)
+
+func newGetCmd(g *globals) *cobra.Command {
+	return &cobra.Command{
+		Use:   "get RUN_ID",
+		Short: "Print a run: state, attempts, result or error",
+		Args:  exactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			h, err := g.openHost()
+			if err != nil {
+				return err
+			}
+			defer h.Close()
+			run, err := h.client.Get(cmd.Context(), sortie.RunID(args[0]))
+			if err != nil {
+				return err
+			}
+			if g.jsonOut {
+				return printJSON(os.Stdout, run)
+			}
+			printRun(run)
+			return nil
+		},
+	}
+}
+
+func printRun(run *sortie.Run) {
+	w := tabwriter.NewWriter(os.Stdout, 0, 4, 2, ' ', 0)
+	fmt.Fprintf(w, "run\t%s\nagent\t%s %s (%s)\nstate\t%s\n", run.ID, run.Agent.Name, run.Agent.Version, run.Agent.Runtime, run.State)
+	if run.ContextID != "" {
+		fmt.Fprintf(w, "context\t%s\n", run.ContextID)
+	}
+	fmt.Fprintf(w, "created\t%s\nupdated\t%s\n", ms(run.CreatedMs), ms(run.UpdatedMs))
+	if run.CancelRequested || run.Reason != "" {
+		fmt.Fprintf(w, "cancel requested\t%v\nreason\t%s\n", run.CancelRequested, run.Reason)
+	}
+	for _, a := range run.Attempts {
+		fmt.Fprintf(w, "attempt %d\t%s launched %s", a.Number, orLive(a.Outcome), ms(a.LaunchedMs))
+		if a.Usage != nil {
+			fmt.Fprintf(w, ", %d ms", a.Usage.DurationMs)
+		}
+		if a.Error != nil {
+			fmt.Fprintf(w, ", %s", a.Error.Error())
+		}
+		if a.Ref != nil && a.Ref.Detail["log"] != "" {
+			fmt.Fprintf(w, ", log %s", a.Ref.Detail["log"])
+		}
+		fmt.Fprintln(w)
+	}
+	w.Flush()
+	if run.State == sortie.StateCompleted {
+		printIndented(os.Stdout, run.Result)
+	} else if run.Error != nil {
+		fmt.Printf("error: %s\n", run.Error.Error())
+	}
+}
+
+func orLive(s sortie.State) string {
+	if s == "" {
+		return "live"
+	}
+	return string(s)
+}
+
+func ms(v int64) string {
+	if v == 0 {
+		return "-"
+	}
+	return time.UnixMilli(v).UTC().Format(time.RFC3339Nano)
+}
+
+func newListCmd(g *globals) *cobra.Command {
+	var q sortie.ListQuery
+	var state string
+	c := &cobra.Command{
+		Use:   "list",
+		Short: "List runs, newest first",
+		Args:  exactArgs(0),
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			q.State = sortie.State(state)
+			h, err := g.openHost()
+			if err != nil {
+				return err
+			}
+			defer h.Close()
+			page, err := h.client.List(cmd.Context(), q)
+			if err != nil {
+				return err
+			}
+			if g.jsonOut {
+				return printJSON(os.Stdout, page)
+			}
+			w := tabwriter.NewWriter(os.Stdout, 0, 4, 2, ' ', 0)
+			fmt.Fprintln(w, "RUN\tAGENT\tSTATE\tATTEMPT\tCREATED")
+			for _, r := range page.Runs {
+				fmt.Fprintf(w, "%s\t%s\t%s\t%d\t%s\n", r.ID, r.Agent.Name, r.State, r.Attempt, ms(r.CreatedMs))
+			}
+			w.Flush()
+			if page.NextPageToken != "" {
+				fmt.Printf("more: sortie list --page-token %s\n", page.NextPageToken)
+			}
+			return nil
+		},
+	}
+	f := c.Flags()
+	f.StringVar(&q.ContextID, "context", "", "only runs of this context ID")
+	f.StringVar(&state, "state", "", "only runs in this state")
+	f.StringVar(&q.Agent, "agent", "", "only runs of this agent")
+	f.IntVar(&q.PageSize, "page-size", 50, "runs per page (at most 1000)")
+	f.StringVar(&q.PageToken, "page-token", "", "the next page token a previous list printed")
+	return c
+}
+
+func newCancelCmd(g *globals) *cobra.Command {
+	var reason string
+	c := &cobra.Command{
+		Use:   "cancel RUN_ID",
+		Short: "Request cancellation; the worker stops and the run becomes cancelled",
+		Args:  exactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			h, err := g.openHost()
+			if err != nil {
+				return err
+			}
+			defer h.Close()
+			run, err := h.client.Cancel(cmd.Context(), sortie.RunID(args[0]), reason)
+			if err != nil {
+				return err
+			}
+			if g.jsonOut {
+				return printJSON(os.Stdout, run)
+			}
+			fmt.Printf("run %s %s (cancel requested)\n", run.ID, run.State)
+			return nil
+		},
+	}
+	c.Flags().StringVar(&reason, "reason", "cancelled by user", "why, stored on the run")
+	return c
+}
+
+func newResumeCmd(g *globals) *cobra.Command {
+	var input string
+	var noFollow bool
+	c := &cobra.Command{
+		Use:   "resume RUN_ID --input JSON",
+		Short: "Answer an input-required or auth-required run and follow its next attempt",
+		Args:  exactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if !json.Valid([]byte(input)) {
+				return usagef("--input: not valid JSON")
+			}
+			h, err := g.openHost()
+			if err != nil {
+				return err
+			}
+			defer h.Close()
+			run, err := h.client.Resume(cmd.Context(), sortie.RunID(args[0]), json.RawMessage(input))
+			if err != nil {
+				return err
+			}
+			if noFollow {
+				return printJSON(os.Stdout, run)
+			}
+			prev := sortie.Cursor{Attempt: run.Attempt - 1, Seq: 1 << 62}
+			return follow(cmd.Context(), g, h, run.ID, prev)
+		},
+	}
+	c.Flags().StringVar(&input, "input", "null", "the answer, as JSON")
+	c.Flags().BoolVar(&noFollow, "no-follow", false, "print the run and return without following")
+	return c
+}

@@ -1,0 +1,193 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+
+	"github.com/sortie-run/sortie"
+	"github.com/spf13/cobra"
+)
+
+// submitFlags are the flags of run and submit.
+type submitFlags struct {
+	vars        []string
+	varsJSON    string
+	varsFile    string
+	contextID   string
+	labels      []string
+	key         string
+	maxAttempts int
+	policy      string
+}
+
+func (s *submitFlags) register(c *cobra.Command) {
+	f := c.Flags()
+	f.StringArrayVar(&s.vars, "var", nil, "a variable NAME=VALUE (VALUE is JSON if it parses, else a string); repeatable")
+	f.StringVar(&s.varsJSON, "vars", "", "all variables as one JSON object")
+	f.StringVar(&s.varsFile, "vars-file", "", "read the variables object from this JSON file (- for stdin)")
+	f.StringVar(&s.contextID, "context", "", "context ID grouping related runs")
+	f.StringArrayVar(&s.labels, "label", nil, "a label KEY=VALUE; repeatable")
+	f.StringVar(&s.key, "idempotency-key", "", "submitting again with the same key returns the same run")
+	f.IntVar(&s.maxAttempts, "max-attempts", 0, "most attempts (default: the agent's, else 3)")
+	f.StringVar(&s.policy, "policy", "", `policy overrides as JSON, e.g. {"heartbeat_ms":1000,"lease_ms":3000}`)
+}
+
+func (s *submitFlags) request(agent string) (*sortie.SubmitRequest, error) {
+	vars := map[string]json.RawMessage{}
+	if s.varsJSON != "" {
+		if err := json.Unmarshal([]byte(s.varsJSON), &vars); err != nil {
+			return nil, usagef("--vars: must be a JSON object: %v", err)
+		}
+	}
+	if s.varsFile != "" {
+		if err := readVarsFile(s.varsFile, vars); err != nil {
+			return nil, err
+		}
+	}
+	for _, kv := range s.vars {
+		k, v, ok := strings.Cut(kv, "=")
+		if !ok || k == "" {
+			return nil, usagef("--var %q: want NAME=VALUE", kv)
+		}
+		if json.Valid([]byte(v)) {
+			vars[k] = json.RawMessage(v)
+		} else {
+			b, _ := json.Marshal(v)
+			vars[k] = b
+		}
+	}
+	labels := map[string]string{}
+	for _, kv := range s.labels {
+		k, v, ok := strings.Cut(kv, "=")
+		if !ok {
+			return nil, usagef("--label %q: want KEY=VALUE", kv)
+		}
+		labels[k] = v
+	}
+	b, err := json.Marshal(vars)
+	if err != nil {
+		return nil, usagef("variables: %v", err)
+	}
+	var policy sortie.Policy
+	if s.policy != "" {
+		dec := json.NewDecoder(strings.NewReader(s.policy))
+		dec.DisallowUnknownFields()
+		if err := dec.Decode(&policy); err != nil {
+			return nil, usagef("--policy: %v", err)
+		}
+	}
+	if s.maxAttempts != 0 {
+		policy.MaxAttempts = s.maxAttempts
+	}
+	return &sortie.SubmitRequest{Agent: agent, Variables: b, ContextID: s.contextID, Labels: labels,
+		IdempotencyKey: s.key, Policy: policy}, nil
+}
+
+// submit resolves the agent argument, opens the host and submits.
+func submit(ctx context.Context, g *globals, s *submitFlags, arg string) (*host, *sortie.Run, error) {
+	name, extra, err := resolveAgent(arg)
+	if err != nil {
+		return nil, nil, err
+	}
+	req, err := s.request(name)
+	if err != nil {
+		return nil, nil, err
+	}
+	h, err := g.openHost(extra...)
+	if err != nil {
+		return nil, nil, err
+	}
+	run, err := h.client.Submit(ctx, req)
+	if err != nil {
+		h.Close()
+		return nil, nil, err
+	}
+	return h, run, nil
+}
+
+func newSubmitCmd(g *globals) *cobra.Command {
+	s := &submitFlags{}
+	c := &cobra.Command{
+		Use:   "submit AGENT",
+		Short: "Submit a run and print its ID without waiting",
+		Long:  "AGENT is a directory holding agent.json (for example examples/textstats) or the name of a built-in agent.",
+		Args:  exactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			h, run, err := submit(cmd.Context(), g, s, args[0])
+			if err != nil {
+				return err
+			}
+			defer h.Close()
+			if g.jsonOut {
+				return printJSON(os.Stdout, run)
+			}
+			fmt.Println(run.ID)
+			return nil
+		},
+	}
+	s.register(c)
+	return c
+}
+
+func newRunCmd(g *globals) *cobra.Command {
+	s := &submitFlags{}
+	c := &cobra.Command{
+		Use:   "run AGENT",
+		Short: "Submit a run, follow it live and print its result",
+		Long: `AGENT is a directory holding agent.json (for example examples/textstats) or the
+name of a built-in agent. Exit status: 0 completed, 1 failed, 2 usage or input
+error, 3 cancelled, 4 interrupted (input-required or auth-required).`,
+		Args: exactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			h, run, err := submit(cmd.Context(), g, s, args[0])
+			if err != nil {
+				return err
+			}
+			defer h.Close()
+			if !g.jsonOut {
+				fmt.Fprintf(os.Stderr, "run %s submitted (agent %s)\n", run.ID, run.Agent.Name)
+			}
+			return follow(cmd.Context(), g, h, run.ID, sortie.Cursor{})
+		},
+	}
+	s.register(c)
+	return c
+}
+
+// exactArgs is cobra.ExactArgs with a usage error (exit status 2).
+func exactArgs(n int) cobra.PositionalArgs {
+	return func(cmd *cobra.Command, args []string) error {
+		if err := cobra.ExactArgs(n)(cmd, args); err != nil {
+			return &usageErr{err}
+		}
+		return nil
+	}
+}
+
+// readVarsFile merges the JSON object in the operator's file (or stdin) into
+// vars, reading at most one byte past the variables limit.
+func readVarsFile(path string, vars map[string]json.RawMessage) error {
+	f := os.Stdin
+	if path != "-" {
+		var err error
+		if f, err = os.Open(path); err != nil {
+			return usagef("--vars-file: %v", err)
+		}
+		defer f.Close()
+	}
+	b, err := io.ReadAll(io.LimitReader(f, sortie.MaxVariablesBytes+1))
+	if err != nil {
+		return usagef("--vars-file: %v", err)
+	}
+	if len(b) > sortie.MaxVariablesBytes {
+		return usagef("--vars-file: invalid variables: more than %d bytes", sortie.MaxVariablesBytes)
+	}
+	if err := json.Unmarshal(b, &vars); err != nil {
+		return usagef("--vars-file: must hold a JSON object: %v", err)
+	}
+	return nil
+}
