@@ -150,3 +150,22 @@ func TestWorkerRefusesMalformedInvocation(t *testing.T) {
 		}
 	}
 }
+
+// A worker in another language runs through the exec runtime, picked from
+// the host's allowlist by opaque ID.
+func TestPythonExecWorker(t *testing.T) {
+	c := newCLI(t)
+	r := c.run("run", "examples/wordfreq-py", "--runtimes", "examples/runtimes.json", "--json",
+		"--var", `text="the light, the light, the prism"`)
+	events, final := jsonLines(t, r.stdout)
+	checkContiguous(t, events)
+	if r.code != 0 || final == nil || len(events) == 0 || !strings.Contains(string(final.Result), `["light",2]`) {
+		t.Fatalf("sortie run examples/wordfreq-py: exit %d, %d events, final %+v\n%s", r.code, len(events), final, r.stderr)
+	}
+	// Without the allowlist the host has no such runtime: the run is rejected.
+	r = c.run("run", "examples/wordfreq-py", "--json", "--var", `text="x"`)
+	_, final = jsonLines(t, r.stdout)
+	if r.code != 1 || final == nil || final.State != sortie.StateRejected || !strings.Contains(final.Reason, "exec:wordfreq-py") {
+		t.Errorf("run without --runtimes: exit %d, final %+v; want rejected naming exec:wordfreq-py", r.code, final)
+	}
+}
