@@ -1,0 +1,93 @@
+package sortie
+
+import (
+	"bytes"
+	"encoding/json"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+// rawJSON compares raw JSON by its compact form, an absent value as null.
+var rawJSON = cmp.Transformer("compact", func(b json.RawMessage) string {
+	if len(b) == 0 {
+		return "null"
+	}
+	var buf bytes.Buffer
+	if err := json.Compact(&buf, b); err != nil {
+		return "invalid: " + string(b)
+	}
+	return buf.String()
+})
+
+// emptyAsNil compares an empty list as absent: "config_refs": [] is
+// omitted when encoded.
+var emptyAsNil = cmp.Transformer("emptyAsNil", func(s []string) []string {
+	if len(s) == 0 {
+		return nil
+	}
+	return s
+})
+
+// FuzzDecodeMessage: DecodeMessage never panics, and a message it accepts
+// re-encodes to JSON that decodes to an equal message.
+func FuzzDecodeMessage(f *testing.F) {
+	for _, s := range []string{
+		`{"event":{"seq":1,"kind":"progress","text":"a","data":{"i":1},"time_ms":5}}`,
+		`{"event":{"kind":"k","data":null}}`,
+		`{"result":{"output":{"words":3,"top":[["a",1]]}}}`,
+		`{"result":{}}`,
+		`{"error":{"type":"exit","message":"exit status 3","retryable":true}}`,
+		`{"interrupt":{"state":"input-required","prompt":"p","checkpoint":{"step":1}}}`,
+		`{"event":{"kind":"a"},"result":{"output":1}}`,
+		`{"EVENT":{"KIND":"x","text":"\u00e9\ud800"}}`,
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		m, err := DecodeMessage(b)
+		if err != nil {
+			return
+		}
+		enc, err := json.Marshal(m)
+		if err != nil {
+			t.Fatalf("Marshal(DecodeMessage(%q)) = %v", b, err)
+		}
+		back, err := DecodeMessage(enc)
+		if err != nil {
+			t.Fatalf("DecodeMessage(%q) accepted %q, but its re-encoding %q fails: %v", b, b, enc, err)
+		}
+		if d := cmp.Diff(m, back, rawJSON); d != "" {
+			t.Fatalf("DecodeMessage(%q) re-encoded as %q decodes differently (-first +second):\n%s", b, enc, d)
+		}
+	})
+}
+
+// FuzzDecodeInvocation: DecodeInvocation never panics, and an invocation it
+// accepts re-encodes to JSON that decodes to an equal invocation.
+func FuzzDecodeInvocation(f *testing.F) {
+	for _, s := range []string{
+		`{"version":"sortie.invocation/v1","run_id":"01JD0000000000000000000000","attempt":1,"launch_id":"l-1","agent":{"name":"probe","runtime":"go:probe"},"deadline_ms":1,"heartbeat_ms":1,"lease_ms":3,"report":{"mode":"control-plane"}}`,
+		`{"version":"sortie.invocation/v1","run_id":"01JD0000000000000000000000","attempt":2,"launch_id":"l","agent":{"name":"a","version":"1","runtime":"exec:wordfreq-py","description":"d","policy":{"max_attempts":3,"heartbeat_ms":5}},"variables":{ "text" : "x" },"config_refs":["db"],"sealed_config":{"k":"v"},"resume":{"checkpoint":{"step":1},"input":"yes"},"deadline_ms":9,"heartbeat_ms":5,"lease_ms":15,"report":{"mode":"callback","callback_url":"https://h/x","token":"t"},"traceparent":"00-x"}`,
+		`{"version":"sortie.invocation/v1","run_id":"01JD0000000000000000000000","attempt":1,"launch_id":"l","agent":{"name":"a","runtime":"go:a"},"config_refs":[],"resume":{},"deadline_ms":1,"heartbeat_ms":1,"lease_ms":1,"report":{"mode":"control-plane"}}`,
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		inv, err := DecodeInvocation(b)
+		if err != nil {
+			return
+		}
+		enc, err := json.Marshal(inv)
+		if err != nil {
+			t.Fatalf("Marshal(DecodeInvocation(%q)) = %v", b, err)
+		}
+		back, err := DecodeInvocation(enc)
+		if err != nil {
+			t.Fatalf("DecodeInvocation accepted %q, but its re-encoding %q fails: %v", b, enc, err)
+		}
+		if d := cmp.Diff(inv, back, rawJSON, emptyAsNil); d != "" {
+			t.Fatalf("DecodeInvocation(%q) re-encoded as %q decodes differently (-first +second):\n%s", b, enc, d)
+		}
+	})
+}

@@ -1,0 +1,28 @@
+// Package functions is the worker runtime: it executes one attempt of a run
+// from its [sortie.Invocation] and reports what happened.
+//
+// [Worker.Execute] claims the attempt through a [Reporter] (a duplicate
+// delivery, a superseded launch or a cancelled run fails the claim and
+// nothing is executed), heartbeats every HeartbeatMs while the attempt runs
+// (a heartbeat that sees the run's cancel request, or a lost claim, cancels
+// the handler's context), runs the handler under the attempt's deadline,
+// and finishes the attempt with its [sortie.Outcome].
+//
+// Runtimes are opaque references resolved on the worker host, never paths:
+//
+//   - "go:NAME" runs the [Handler] registered as NAME in a [Registry];
+//   - "exec:ID" runs the host-pinned command [ExecSpec] with that ID, loaded
+//     by [LoadExecRuntimes], which speaks the NDJSON worker protocol: the
+//     invocation on its stdin, [sortie.Message] lines on its stdout, logs on
+//     its stderr, and nothing of the host's environment but [ExecSpec.Env].
+//
+// Reporters: [NewControlPlaneReporter] writes to a [sortie.ControlPlane],
+// [NewStreamReporter] writes NDJSON messages to a stream (the stdout of
+// `sortie worker`, see [Worker.ServeStdio]), and [Tee] combines them. The
+// NDJSON codec is [MessageReader], [WriteMessage] and [ReadInvocation].
+//
+// Handlers see the attempt through a [Call]: its variables, numbered events
+// ([Call.Emit]), resume data and logger. They end an attempt with a value
+// (the result), an error (retryable unless wrapped by [Permanent] or
+// [Rejected]) or [Interrupt] (input-required or auth-required).
+package functions

@@ -1,0 +1,28 @@
+// Package probe is a programmable test agent: [Register] adds the handler
+// "probe" (runtime "go:probe") to a [functions.Registry]. The launcher
+// conformance suite and the smoke tests drive it through its variables, all
+// optional:
+//
+//	events          int     events of kind "progress" to emit first (default 3, at most 10000)
+//	interval_ms     int     pause between events, in ms (default 0)
+//	crash_attempts  int     on attempts ≤ N, after the events, call [Exit](97)
+//	                        without reporting anything: a killed worker
+//	panic           bool    panic after the events
+//	fail            string  return an error with this message ...
+//	retryable       bool    ... retryable when true, else [functions.Permanent]
+//	fail_attempts   int     ... only while attempt ≤ N (0: on every attempt)
+//	interrupt       string  "input-required" or "auth-required": on an attempt
+//	                        without resume data, return [functions.Interrupt]
+//	                        with prompt "need input" and checkpoint {"step":1};
+//	                        when resumed, return {"resumed_with": INPUT,
+//	                        "checkpoint": CHECKPOINT}
+//	sleep_ms        int     then sleep this long, in ms, returning ctx's error
+//	                        if it ends first
+//	until_cancelled bool    then emit "tick" events every interval_ms (at least
+//	                        10) until ctx is done, and return ctx's error
+//	output          any     the result (default {"events":N,"attempt":K})
+//
+// They apply in the order listed; the first of crash, panic, fail,
+// interrupt decides the outcome. Other variables are ignored; a variable of
+// the wrong type or out of range is a permanent error naming it.
+package probe

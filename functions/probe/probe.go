@@ -1,0 +1,176 @@
+package probe
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"time"
+
+	"github.com/sortie-run/sortie"
+	"github.com/sortie-run/sortie/functions"
+)
+
+// Name is the handler's name: runtime "go:probe".
+const Name = "probe"
+
+// CrashExitCode is the status [Exit] gets for crash_attempts.
+const CrashExitCode = 97
+
+// maxEvents bounds the events variable.
+const maxEvents = 10000
+
+// Exit ends the process for crash_attempts, without reporting anything.
+// Tests may replace it; if it returns, the handler returns a retryable
+// error saying so.
+var Exit = os.Exit
+
+// Register adds the probe handler to r as "probe".
+func Register(r *functions.Registry) { r.Register(Name, Handle) }
+
+// Variables are the probe's variables; see the package documentation.
+type Variables struct {
+	Events         *int            `json:"events,omitempty"`
+	IntervalMs     int64           `json:"interval_ms,omitempty"`
+	CrashAttempts  int             `json:"crash_attempts,omitempty"`
+	Panic          bool            `json:"panic,omitempty"`
+	Fail           string          `json:"fail,omitempty"`
+	Retryable      bool            `json:"retryable,omitempty"`
+	FailAttempts   int             `json:"fail_attempts,omitempty"`
+	Interrupt      sortie.State    `json:"interrupt,omitempty"`
+	SleepMs        int64           `json:"sleep_ms,omitempty"`
+	UntilCancelled bool            `json:"until_cancelled,omitempty"`
+	Output         json.RawMessage `json:"output,omitempty"`
+}
+
+// Handle is the probe handler.
+func Handle(ctx context.Context, call *functions.Call) (any, error) {
+	v, err := decode(call)
+	if err != nil {
+		return nil, err
+	}
+	n := 3
+	if v.Events != nil {
+		n = *v.Events
+	}
+	if err := emitEvents(ctx, call, n, v.IntervalMs); err != nil {
+		return nil, err
+	}
+	if out, done, err := v.act(ctx, call); done {
+		return out, err
+	}
+	if len(v.Output) > 0 {
+		return v.Output, nil
+	}
+	return map[string]int{"events": n, "attempt": call.Attempt()}, nil
+}
+
+func decode(call *functions.Call) (*Variables, error) {
+	var v Variables
+	if err := call.Variables(&v); err != nil {
+		return nil, functions.Permanent(err)
+	}
+	if err := v.validate(); err != nil {
+		return nil, functions.Permanent(err)
+	}
+	return &v, nil
+}
+
+func (v *Variables) validate() error {
+	switch {
+	case v.Events != nil && (*v.Events < 0 || *v.Events > maxEvents):
+		return sortie.Invalidf("variables.events", "%d outside 0..%d", *v.Events, maxEvents)
+	case v.IntervalMs < 0 || v.SleepMs < 0:
+		return sortie.Invalidf("variables.interval_ms", "interval_ms and sleep_ms must not be negative")
+	case v.Interrupt != "" && !v.Interrupt.Interrupted():
+		return sortie.Invalidf("variables.interrupt", "%q must be input-required or auth-required", v.Interrupt)
+	}
+	return nil
+}
+
+// act applies crash, panic, fail, interrupt, sleep and until_cancelled in
+// that order; done reports that one of them decided the outcome.
+func (v *Variables) act(ctx context.Context, call *functions.Call) (out any, done bool, err error) {
+	attempt := call.Attempt()
+	switch {
+	case attempt <= v.CrashAttempts:
+		call.Logger().Warn("probe: simulating a crash", "exit_code", CrashExitCode)
+		Exit(CrashExitCode)
+		return nil, true, fmt.Errorf("probe: simulated crash on attempt %d (the exit hook returned)", attempt)
+	case v.Panic:
+		panic("probe: panic requested")
+	case v.Fail != "" && (v.FailAttempts == 0 || attempt <= v.FailAttempts):
+		if v.Retryable {
+			return nil, true, errors.New(v.Fail)
+		}
+		return nil, true, functions.Permanent(errors.New(v.Fail))
+	case v.Interrupt != "":
+		return interrupt(call, v.Interrupt)
+	case v.SleepMs > 0:
+		if err := sleep(ctx, time.Duration(v.SleepMs)*time.Millisecond); err != nil {
+			return nil, true, err
+		}
+	}
+	if v.UntilCancelled {
+		return nil, true, ticks(ctx, call, v.IntervalMs)
+	}
+	return nil, false, nil
+}
+
+func interrupt(call *functions.Call, state sortie.State) (any, bool, error) {
+	r := call.Resume()
+	if r == nil {
+		return nil, true, functions.Interrupt(state, "need input", map[string]int{"step": 1})
+	}
+	return map[string]json.RawMessage{"resumed_with": orNull(r.Input), "checkpoint": orNull(r.Checkpoint)}, true, nil
+}
+
+func orNull(b json.RawMessage) json.RawMessage {
+	if len(b) == 0 {
+		return json.RawMessage("null")
+	}
+	return b
+}
+
+func emitEvents(ctx context.Context, call *functions.Call, n int, intervalMs int64) error {
+	for i := 1; i <= n; i++ {
+		if i > 1 {
+			if err := sleep(ctx, time.Duration(intervalMs)*time.Millisecond); err != nil {
+				return err
+			}
+		}
+		if err := call.Emit("progress", fmt.Sprintf("event %d of %d", i, n), map[string]int{"i": i}); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// ticks emits "tick" events every interval (at least 10 ms) until ctx ends.
+func ticks(ctx context.Context, call *functions.Call, intervalMs int64) error {
+	every := max(10*time.Millisecond, time.Duration(intervalMs)*time.Millisecond)
+	for i := 1; ; i++ {
+		if err := call.Emit("tick", fmt.Sprintf("tick %d", i), nil); err != nil {
+			return err
+		}
+		if err := sleep(ctx, every); err != nil {
+			return err
+		}
+	}
+}
+
+// sleep waits for d or ctx, returning ctx's error if it ended first.
+func sleep(ctx context.Context, d time.Duration) error {
+	if d <= 0 {
+		return ctx.Err()
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
+	}
+}

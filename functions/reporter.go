@@ -1,0 +1,150 @@
+package functions
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"sync"
+	"time"
+
+	"github.com/sortie-run/sortie"
+)
+
+// Reporter is where the worker's messages go. The worker calls it from one
+// goroutine at a time, events in seq order.
+type Reporter interface {
+	// Claim activates the attempt. An error means: exit without executing
+	// anything (ErrConflict for a duplicate delivery or a superseded
+	// launch, ErrCancelRequested, ErrTerminal).
+	Claim(ctx context.Context) error
+	// Heartbeat extends the claim's lease and reports whether the run's
+	// cancel was requested. ErrConflict or ErrTerminal mean the claim is
+	// lost.
+	Heartbeat(ctx context.Context) (cancelRequested bool, err error)
+	// Events reports numbered events of the attempt.
+	Events(ctx context.Context, events []sortie.Event) error
+	// Finish ends the attempt with its outcome.
+	Finish(ctx context.Context, o sortie.Outcome) error
+}
+
+// NewControlPlaneReporter returns a [Reporter] that calls cp's Claim,
+// Heartbeat, AppendEvents and Finish with inv's run ID, attempt and launch
+// ID, claiming as owner (optional; defaults to "HOSTNAME/PID"). It returns
+// cp's errors unchanged (they wrap the sortie sentinels).
+func NewControlPlaneReporter(cp sortie.ControlPlane, inv *sortie.Invocation, owner string) Reporter {
+	if owner == "" {
+		owner = defaultOwner()
+	}
+	return &cpReporter{cp: cp, run: inv.RunID, attempt: inv.Attempt, launchID: inv.LaunchID, owner: owner}
+}
+
+type cpReporter struct {
+	cp       sortie.ControlPlane
+	run      sortie.RunID
+	attempt  int
+	launchID string
+	owner    string
+}
+
+func (r *cpReporter) claim() sortie.Claim {
+	return sortie.Claim{RunID: r.run, Attempt: r.attempt, LaunchID: r.launchID, Owner: r.owner, NowMs: nowMs()}
+}
+
+func (r *cpReporter) Claim(ctx context.Context) error {
+	_, err := r.cp.Claim(ctx, r.claim())
+	return err
+}
+
+func (r *cpReporter) Heartbeat(ctx context.Context) (bool, error) {
+	run, err := r.cp.Heartbeat(ctx, r.claim())
+	if err != nil {
+		return false, err
+	}
+	return run.CancelRequested, nil
+}
+
+func (r *cpReporter) Events(ctx context.Context, events []sortie.Event) error {
+	_, err := r.cp.AppendEvents(ctx, sortie.Append{RunID: r.run, Attempt: r.attempt, LaunchID: r.launchID, Events: events, NowMs: nowMs()})
+	return err
+}
+
+func (r *cpReporter) Finish(ctx context.Context, o sortie.Outcome) error {
+	_, err := r.cp.Finish(ctx, sortie.Finish{RunID: r.run, Attempt: r.attempt, LaunchID: r.launchID, Outcome: o, NowMs: nowMs()})
+	return err
+}
+
+func nowMs() int64 { return time.Now().UnixMilli() }
+
+// NewStreamReporter returns a [Reporter] that writes [sortie.Message] NDJSON
+// lines to w: one per event, then the terminal message (result, error or
+// interrupt; usage is not written). Claim does nothing and Heartbeat
+// reports no cancel request. Writes are serialised.
+func NewStreamReporter(w io.Writer) Reporter { return &streamReporter{w: w} }
+
+type streamReporter struct {
+	mu sync.Mutex
+	w  io.Writer
+}
+
+func (r *streamReporter) Claim(context.Context) error             { return nil }
+func (r *streamReporter) Heartbeat(context.Context) (bool, error) { return false, nil }
+
+func (r *streamReporter) Events(_ context.Context, events []sortie.Event) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for i := range events {
+		if err := WriteMessage(r.w, &sortie.Message{Event: &events[i]}); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (r *streamReporter) Finish(_ context.Context, o sortie.Outcome) error {
+	m := &sortie.Message{Error: o.Error, Interrupt: o.Interrupt}
+	if o.Result != nil {
+		m.Result = &sortie.Result{Output: o.Result}
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return WriteMessage(r.w, m)
+}
+
+// Tee returns a [Reporter] in which primary decides the claim and the
+// heartbeats (the others' Claim and Heartbeat are not called). Events go to
+// primary, and to the others only once primary took them; Finish goes to
+// all. The error is primary's, joined with the others'.
+func Tee(primary Reporter, others ...Reporter) Reporter {
+	return &tee{primary: primary, others: others}
+}
+
+type tee struct {
+	primary Reporter
+	others  []Reporter
+}
+
+func (t *tee) Claim(ctx context.Context) error             { return t.primary.Claim(ctx) }
+func (t *tee) Heartbeat(ctx context.Context) (bool, error) { return t.primary.Heartbeat(ctx) }
+
+func (t *tee) Events(ctx context.Context, events []sortie.Event) error {
+	if err := t.primary.Events(ctx, events); err != nil {
+		return err
+	}
+	return t.all(func(r Reporter) error { return r.Events(ctx, events) })
+}
+
+func (t *tee) Finish(ctx context.Context, o sortie.Outcome) error {
+	err := t.primary.Finish(ctx, o)
+	return errors.Join(err, t.all(func(r Reporter) error { return r.Finish(ctx, o) }))
+}
+
+func (t *tee) all(f func(Reporter) error) error {
+	var errs []error
+	for i, r := range t.others {
+		if err := f(r); err != nil {
+			errs = append(errs, fmt.Errorf("tee reporter %d: %w", i+1, err))
+		}
+	}
+	return errors.Join(errs...)
+}

@@ -1,0 +1,188 @@
+package functions
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"github.com/sortie-run/sortie"
+)
+
+// Worker executes attempts with the handlers of its Registry ("go:NAME"
+// runtimes) and the host-pinned commands of Exec ("exec:ID" runtimes).
+type Worker struct {
+	// Registry holds the "go:NAME" handlers. Optional; without it no go
+	// runtime is known.
+	Registry *Registry
+	// Exec holds the "exec:ID" runtimes, keyed by ID; see
+	// [LoadExecRuntimes]. Optional; without it no exec runtime is known.
+	Exec map[string]ExecSpec
+	// Owner names this worker in its logs and, through [Worker.ServeStdio]'s
+	// reporter factory, its claims. Optional; defaults to "HOSTNAME/PID".
+	Owner string
+	// Logger receives the worker's and handlers' logs. Optional; defaults
+	// to slog.Default() (stderr).
+	Logger *slog.Logger
+}
+
+// Causes of a handler context's end.
+var (
+	errCancelRequested = errors.New("the run's cancel was requested")
+	errClaimLost       = errors.New("the claim is no longer live")
+	errDeadline        = errors.New("the attempt's deadline is near")
+)
+
+// handlerStopGrace is how long a Go handler has to return after its
+// context ended before the worker reports without it.
+const handlerStopGrace = 2 * time.Second
+
+// maxDeadlineMargin bounds the time kept between the handler's deadline
+// and the attempt's, for stopping and reporting.
+const maxDeadlineMargin = 5 * time.Second
+
+// runner executes an attempt and returns its outcome. margin is the time
+// between the context's deadline and the attempt's.
+type runner func(ctx context.Context, c *Call, margin time.Duration) sortie.Outcome
+
+// Execute runs one attempt of inv and reports it to rep: Claim, then the
+// runtime's handler with heartbeats every inv.HeartbeatMs, then Finish with
+// the outcome (carrying Usage.DurationMs, claim to finish). It returns the
+// outcome it reported, and an error when Finish failed.
+//
+// It returns an error without executing anything or finishing when inv is
+// invalid ([*sortie.ValidationError]) or the claim fails (wrapping
+// sortie.ErrConflict, ErrCancelRequested or ErrTerminal: a duplicate
+// delivery). An unknown runtime finishes with error type "rejected".
+//
+// The handler's context ends when a heartbeat sees the run's cancel request
+// (outcome: error type "cancelled"), when the claim is lost (error type
+// "claim_lost"), at inv.DeadlineMs less a margin of min(5 s, 10% of the
+// remaining time) (error type "deadline", retryable), and when ctx ends
+// (error type "terminated", retryable). A handler panic finishes with error
+// type "panic", not retryable.
+func (w *Worker) Execute(ctx context.Context, inv *sortie.Invocation, rep Reporter) (sortie.Outcome, error) {
+	if err := inv.Validate(); err != nil {
+		return sortie.Outcome{}, err
+	}
+	log := w.logger().With("run", string(inv.RunID), "attempt", inv.Attempt, "owner", w.owner())
+	if err := rep.Claim(ctx); err != nil {
+		log.Info("claim refused; nothing executed", "err", err)
+		return sortie.Outcome{}, fmt.Errorf("worker: claim refused, nothing executed: %w", err)
+	}
+	claimed := time.Now()
+	a := &attempt{inv: inv, log: log}
+	a.out = &sender{rep: rep, ctx: context.WithoutCancel(ctx)}
+	var o sortie.Outcome
+	if run, ok := w.resolve(inv.Agent.Runtime); ok {
+		o = a.execute(ctx, run)
+	} else {
+		o = errorOutcome(sortie.ErrorTypeRejected, "no runtime "+inv.Agent.Runtime+" on this worker host", false)
+	}
+	if err := o.Validate(); err != nil {
+		o = errorOutcome(errTypeOutput, "invalid outcome: "+err.Error(), false)
+	}
+	o.Usage = &sortie.Usage{DurationMs: time.Since(claimed).Milliseconds()}
+	if err := a.out.finish(o); err != nil {
+		log.Error("finish failed", "err", err)
+		return o, fmt.Errorf("worker: finish run %s attempt %d: %w", inv.RunID, inv.Attempt, err)
+	}
+	return o, nil
+}
+
+func (w *Worker) logger() *slog.Logger {
+	if w.Logger != nil {
+		return w.Logger
+	}
+	return slog.Default()
+}
+
+func (w *Worker) owner() string {
+	if w.Owner != "" {
+		return w.Owner
+	}
+	return defaultOwner()
+}
+
+func defaultOwner() string {
+	host, _ := os.Hostname()
+	return fmt.Sprintf("%s/%d", host, os.Getpid())
+}
+
+// resolve finds the runner of a runtime reference on this host.
+func (w *Worker) resolve(ref string) (runner, bool) {
+	kind, name, _ := strings.Cut(ref, ":")
+	switch kind {
+	case "go":
+		if h, ok := w.Registry.Lookup(name); ok {
+			return goRunner(h), true
+		}
+	case "exec":
+		if spec, ok := w.Exec[name]; ok && len(spec.Command) > 0 {
+			return execRunner(name, spec), true
+		}
+	}
+	return nil, false
+}
+
+// attempt is one claimed attempt being executed.
+type attempt struct {
+	inv             *sortie.Invocation
+	log             *slog.Logger
+	out             *sender
+	cancel          context.CancelCauseFunc
+	cancelRequested atomic.Bool
+}
+
+// execute runs r under the handler context, heartbeating meanwhile.
+func (a *attempt) execute(ctx context.Context, r runner) sortie.Outcome {
+	hctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	a.cancel = cancel
+	a.out.lost = func() { cancel(errClaimLost) }
+	deadline, margin := handlerDeadline(ctx, a.inv.DeadlineMs, time.Now())
+	hctx, stop := context.WithDeadlineCause(hctx, deadline, errDeadline)
+	defer stop()
+	done := make(chan struct{})
+	beating := a.heartbeats(done)
+	o := r(hctx, &Call{inv: a.inv, log: a.log, out: a.out}, margin)
+	close(done)
+	<-beating
+	return a.settle(ctx, hctx, o)
+}
+
+// handlerDeadline returns the handler's deadline: the attempt's (or ctx's,
+// when earlier) less min(5 s, 10% of the remaining time).
+func handlerDeadline(ctx context.Context, deadlineMs int64, now time.Time) (time.Time, time.Duration) {
+	end := time.UnixMilli(deadlineMs)
+	if d, ok := ctx.Deadline(); ok && d.Before(end) {
+		end = d
+	}
+	margin := max(0, min(maxDeadlineMargin, end.Sub(now)/10))
+	return end.Add(-margin), margin
+}
+
+// settle decides the outcome once the runner returned: a cancel request
+// wins; an error after the handler context ended is reported as its cause.
+func (a *attempt) settle(ctx, hctx context.Context, o sortie.Outcome) sortie.Outcome {
+	if a.cancelRequested.Load() {
+		return errorOutcome(sortie.ErrorTypeCancelled, "the run's cancel was requested; the handler stopped", false)
+	}
+	if o.Error == nil || hctx.Err() == nil {
+		return o
+	}
+	cause := context.Cause(hctx)
+	switch {
+	case errors.Is(cause, errClaimLost):
+		return errorOutcome(errTypeClaimLost, "the attempt's claim was lost; the handler stopped", true)
+	case errors.Is(cause, errDeadline):
+		return errorOutcome(sortie.ErrorTypeDeadline, "the attempt's deadline came first: "+o.Error.Message, true)
+	case ctx.Err() != nil:
+		return errorOutcome(errTypeTerminated, fmt.Sprintf("the worker was stopped (%v): %s", context.Cause(ctx), o.Error.Message), true)
+	}
+	return o
+}
