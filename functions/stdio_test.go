@@ -19,7 +19,7 @@ import (
 
 // launched reserves a run of the probe with vars in cp, records its first
 // launch and returns the invocation a launcher would send.
-func launched(t *testing.T, cp sortie.ControlPlane, vars string) *sortie.Invocation {
+func launched(t testing.TB, cp sortie.ControlPlane, vars string) *sortie.Invocation {
 	t.Helper()
 	ctx, now := context.Background(), time.Now()
 	run := &sortie.Run{ID: sortie.NewRunID(now), Agent: sortie.Manifest{Name: "probe", Runtime: "go:probe"},

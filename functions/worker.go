@@ -22,8 +22,9 @@ type Worker struct {
 	// Exec holds the "exec:ID" runtimes, keyed by ID; see
 	// [LoadExecRuntimes]. Optional; without it no exec runtime is known.
 	Exec map[string]ExecSpec
-	// Owner names this worker in its logs and, through [Worker.ServeStdio]'s
-	// reporter factory, its claims. Optional; defaults to "HOSTNAME/PID".
+	// Owner names this worker in its logs; pass it to
+	// [NewControlPlaneReporter] to name it in claims too. Optional;
+	// defaults to "HOSTNAME/PID".
 	Owner string
 	// Logger receives the worker's and handlers' logs. Optional; defaults
 	// to slog.Default() (stderr).
