@@ -1,0 +1,73 @@
+package local_test
+
+import (
+	"context"
+	"log/slog"
+	"testing"
+	"time"
+
+	"github.com/sortie-run/sortie"
+	"github.com/sortie-run/sortie/controlplane/memory"
+	"github.com/sortie-run/sortie/functions"
+	"github.com/sortie-run/sortie/functions/probe"
+	"github.com/sortie-run/sortie/launchers/launchertest"
+	"github.com/sortie-run/sortie/launchers/local"
+)
+
+func TestConformance(t *testing.T) {
+	t.Run("subprocess", func(t *testing.T) {
+		launchertest.RunConformanceTests(t, func(t *testing.T) launchertest.Harness {
+			return &subprocessHarness{t: t}
+		})
+	})
+	t.Run("in-process", func(t *testing.T) {
+		launchertest.RunConformanceTests(t, func(t *testing.T) launchertest.Harness {
+			return &inProcessHarness{t: t}
+		})
+	})
+}
+
+// inProcessHarness runs attempts in goroutines of the test process with
+// the worker runtime and probe, reporting to a memory control plane.
+type inProcessHarness struct {
+	t  *testing.T
+	cp *memory.ControlPlane
+	l  *local.Launcher
+}
+
+func (h *inProcessHarness) MakeLauncher(ctx context.Context, t *testing.T) (sortie.Launcher, sortie.ControlPlane) {
+	h.cp = memory.New()
+	reg := functions.NewRegistry()
+	probe.Register(reg)
+	w := &functions.Worker{Registry: reg, Owner: "in-process-test",
+		Logger: slog.New(slog.NewTextHandler(t.Output(), &slog.HandlerOptions{Level: slog.LevelWarn}))}
+	l, err := local.New(&local.Options{Grace: 5 * time.Second, InProcess: func(ctx context.Context, inv *sortie.Invocation) error {
+		_, err := w.Execute(ctx, inv, functions.NewControlPlaneReporter(h.cp, inv, w.Owner))
+		return err
+	}})
+	if err != nil {
+		t.Fatalf("local.New(InProcess) = %v, want nil", err)
+	}
+	h.l = l
+	return l, h.cp
+}
+
+func (h *inProcessHarness) CanCancelRunning() bool { return true }
+func (h *inProcessHarness) CanDescribe() bool      { return true }
+
+// WorkerCanCrash is false: probe's crash exits the process, which here is
+// the test's.
+func (h *inProcessHarness) WorkerCanCrash() bool { return false }
+
+func (h *inProcessHarness) Close() {
+	if h.l != nil {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		if err := h.l.Shutdown(ctx); err != nil {
+			h.t.Errorf("Shutdown() = %v, want nil", err)
+		}
+	}
+	if h.cp != nil {
+		_ = h.cp.Close()
+	}
+}

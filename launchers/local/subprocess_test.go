@@ -1,0 +1,129 @@
+package local_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/sortie-run/sortie"
+	"github.com/sortie-run/sortie/controlplane/sqlite"
+	"github.com/sortie-run/sortie/launchers/local"
+)
+
+// subprocessHarness runs each attempt as a `sortie worker` subprocess that
+// reports to a SQLite control plane in a fresh state directory, which the
+// test process opens too.
+type subprocessHarness struct {
+	t      *testing.T
+	logDir string
+	cp     *sqlite.ControlPlane
+	l      *local.Launcher
+}
+
+func (h *subprocessHarness) MakeLauncher(ctx context.Context, t *testing.T) (sortie.Launcher, sortie.ControlPlane) {
+	dir := t.TempDir()
+	cp, err := sqlite.Open(filepath.Join(dir, "sortie.db"), nil)
+	if err != nil {
+		t.Fatalf("sqlite.Open(%s) = %v, want nil", dir, err)
+	}
+	h.cp = cp
+	h.logDir = filepath.Join(dir, "logs")
+	l, err := local.New(&local.Options{
+		Command: []string{sortieBin, "worker"},
+		Env: []string{"PATH=" + os.Getenv("PATH"), "HOME=" + dir,
+			"SORTIE_STATE_DIR=" + dir, "SORTIE_LOG_LEVEL=info"},
+		LogDir: h.logDir,
+	})
+	if err != nil {
+		t.Fatalf("local.New(%s worker) = %v, want nil", sortieBin, err)
+	}
+	h.l = l
+	return l, cp
+}
+
+func (h *subprocessHarness) CanCancelRunning() bool { return true }
+func (h *subprocessHarness) CanDescribe() bool      { return true }
+func (h *subprocessHarness) WorkerCanCrash() bool   { return true }
+
+// Close stops live workers, prints their logs when the test failed, and
+// closes the control plane.
+func (h *subprocessHarness) Close() {
+	if h.l != nil {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		if err := h.l.Shutdown(ctx); err != nil {
+			h.t.Errorf("Shutdown() = %v, want nil", err)
+		}
+	}
+	if h.t.Failed() && h.logDir != "" {
+		logs, _ := filepath.Glob(filepath.Join(h.logDir, "*.log"))
+		for _, p := range logs {
+			b, _ := os.ReadFile(p)
+			h.t.Logf("worker log %s:\n%s", filepath.Base(p), b)
+		}
+	}
+	if h.cp != nil {
+		_ = h.cp.Close()
+	}
+}
+
+// TestSubprocessWorkerReports checks that an attempt really ran in the
+// `sortie worker` subprocess: the claim's owner names the worker's pid, and
+// its log holds the NDJSON messages of stdout and the logs of stderr.
+func TestSubprocessWorkerReports(t *testing.T) {
+	h := &subprocessHarness{t: t}
+	defer h.Close()
+	l, cp := h.MakeLauncher(t.Context(), t)
+	e := sortie.NewEngine(cp, l, sortie.Agents{"probe": {Name: "probe", Version: "1", Runtime: "go:probe"}}, nil)
+	defer e.Close()
+	c := sortie.NewClient(e, &sortie.ClientOptions{PollInterval: 10 * time.Millisecond})
+	run, err := c.Submit(t.Context(), &sortie.SubmitRequest{Agent: "probe", Variables: []byte(`{"events":2,"output":"from the worker"}`)})
+	if err != nil {
+		t.Fatalf("Submit(probe) = %v, want nil", err)
+	}
+	if run, err = c.Wait(t.Context(), run.ID); err != nil || run.State != sortie.StateCompleted {
+		t.Fatalf("Wait(%s) = %v, %v, want completed", run.ID, run, err)
+	}
+	var ref *sortie.Ref
+	waitFor(t, "the attempt's Ref", func() bool {
+		r, err := c.Get(t.Context(), run.ID)
+		if err == nil && r.Attempts[0].Ref != nil {
+			run, ref = r, r.Attempts[0].Ref
+		}
+		return ref != nil
+	})
+	if owner := run.Attempts[0].Owner; !strings.HasSuffix(owner, "/"+ref.ID) {
+		t.Errorf("attempt 1 owner = %q, want the worker process %s", owner, ref.ID)
+	}
+	waitFor(t, "the worker to exit", func() bool {
+		st, _ := l.(*local.Launcher).Describe(t.Context(), *ref)
+		return st.Phase == sortie.PhaseSucceeded
+	})
+	log, err := os.ReadFile(filepath.Join(h.logDir, fmt.Sprintf("%s-1.log", run.ID)))
+	if err != nil {
+		t.Fatalf("read worker log: %v", err)
+	}
+	for _, want := range []string{`"text":"event 2 of 2"`, `{"result":{"output":"from the worker"}}`} {
+		if !strings.Contains(string(log), want) {
+			t.Errorf("worker log lacks %s:\n%s", want, log)
+		}
+	}
+}
+
+// waitFor polls cond until it holds, failing the test after 30 s.
+func waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	tick := time.NewTicker(5 * time.Millisecond)
+	defer tick.Stop()
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("waited 30s for %s", what)
+		}
+		<-tick.C
+	}
+}
