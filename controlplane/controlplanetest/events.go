@@ -66,6 +66,39 @@ func appendNoGaps(t *testing.T, f *fixture, cps []sortie.ControlPlane, id sortie
 	}
 }
 
+func testAppendAtomic(t *testing.T, f *fixture) {
+	run, lid := f.working(T0)
+	const n = 40
+	errs := make([]error, n)
+	parallel(n, func(i int) {
+		evs := []sortie.Event{event(fmt.Sprintf("kept-%02d", i))}
+		if i%2 == 0 { // a valid event, then a gap: the whole call must fail
+			evs = []sortie.Event{event(fmt.Sprintf("lost-%02d", i)), {Seq: 1_000_000, Kind: "gap"}}
+		}
+		_, errs[i] = f.cp.AppendEvents(f.ctx, sortie.Append{RunID: run.ID, Attempt: 1, LaunchID: lid, Events: evs, NowMs: T0 + 3})
+	})
+	var want []string
+	for i, err := range errs {
+		if i%2 == 0 {
+			wantErr(t, fmt.Sprintf("AppendEvents(#%d: an event, then a gap)", i), err, sortie.ErrConflict)
+			continue
+		}
+		must(t, fmt.Sprintf("AppendEvents(#%d)", i), err)
+		want = append(want, fmt.Sprintf("kept-%02d", i))
+	}
+	var got []string
+	for i, e := range f.events(run.ID, sortie.Cursor{}, 0) {
+		if e.Seq != int64(i+1) {
+			t.Errorf("Events()[%d] at seq %d, want %d (no gaps)", i, e.Seq, i+1)
+		}
+		got = append(got, e.Text)
+	}
+	slices.Sort(got)
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("Events after %d concurrent appends, half of them refused: texts (-want +got):\n%s", n, diff)
+	}
+}
+
 func testAppendExplicitSeqs(t *testing.T, f *fixture) {
 	run, lid := f.working(T0)
 	a, b, c := event("a"), event("b"), event("c")

@@ -43,6 +43,7 @@ var properties = []property{
 	{"ReserveRefusesBadInput", testReserveBadInput},
 	{"UnknownRunNotFound", testUnknownRun},
 	{"AppendConcurrentNoGaps", testAppendConcurrent},
+	{"AppendAtomicUnderConcurrency", testAppendAtomic},
 	{"AppendExplicitSeqs", testAppendExplicitSeqs},
 	{"AppendRefusesStaleClaims", testAppendStale},
 	{"FinishFirstWins", testFinishFirstWins},

@@ -26,26 +26,20 @@ func (c *ControlPlane) AppendEvents(_ context.Context, a sortie.Append) ([]sorti
 	if err := controlplane.CheckAppend(r, a); err != nil {
 		return nil, fmt.Errorf("memory: %w", err)
 	}
-	byAttempt := c.events[a.RunID]
-	for len(byAttempt) < a.Attempt {
-		byAttempt = append(byAttempt, nil)
-	}
-	have := byAttempt[a.Attempt-1]
+	have := c.attemptEvents(a.RunID, a.Attempt)
 	stored := func(seq int64) (*sortie.Event, bool) {
-		if seq < 1 || seq > int64(len(have)) {
+		if seq < 1 || seq > int64(len(*have)) {
 			return nil, false
 		}
-		return &have[seq-1], true
+		return &(*have)[seq-1], true
 	}
-	insert, out, err := controlplane.NumberEvents(a, int64(len(have)), stored)
+	insert, out, err := controlplane.NumberEvents(a, int64(len(*have)), stored)
 	if err != nil {
 		return nil, fmt.Errorf("memory: run %s: %w", a.RunID, err)
 	}
 	for _, e := range insert {
-		have = append(have, cloneEvent(e))
+		*have = append(*have, cloneEvent(e))
 	}
-	byAttempt[a.Attempt-1] = have
-	c.events[a.RunID] = byAttempt
 	if len(insert) > 0 {
 		c.hub.Notify(a.RunID)
 	}
@@ -53,6 +47,14 @@ func (c *ControlPlane) AppendEvents(_ context.Context, a sortie.Append) ([]sorti
 		out[i] = cloneEvent(out[i])
 	}
 	return out, nil
+}
+
+// attemptEvents returns the stored events of one attempt, for appending.
+func (c *ControlPlane) attemptEvents(id sortie.RunID, attempt int) *[]sortie.Event {
+	for len(c.events[id]) < attempt {
+		c.events[id] = append(c.events[id], nil)
+	}
+	return &c.events[id][attempt-1]
 }
 
 // Events implements [sortie.ControlPlane.Events]; limit ≤ 0 means

@@ -1,0 +1,83 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+)
+
+// migrations[i] moves the schema from version i to version i+1. Append new
+// migrations; never edit a released one.
+var migrations = []string{
+	`CREATE TABLE runs (
+		id               TEXT PRIMARY KEY,
+		state            TEXT NOT NULL,
+		context_id       TEXT NOT NULL,
+		agent            TEXT NOT NULL,
+		created_ms       INTEGER NOT NULL,
+		updated_ms       INTEGER NOT NULL,
+		lease_expires_ms INTEGER, -- NULL when nothing is due (terminal, interrupted)
+		version          INTEGER NOT NULL,
+		body             TEXT NOT NULL -- the run as JSON
+	);
+	CREATE INDEX runs_created ON runs (created_ms, id);
+	CREATE INDEX runs_context ON runs (context_id, created_ms, id);
+	CREATE INDEX runs_state ON runs (state, created_ms, id);
+	CREATE INDEX runs_agent ON runs (agent, created_ms, id);
+	CREATE INDEX runs_lease ON runs (lease_expires_ms, id) WHERE lease_expires_ms IS NOT NULL;
+	CREATE TABLE events (
+		run_id  TEXT NOT NULL REFERENCES runs (id),
+		attempt INTEGER NOT NULL,
+		seq     INTEGER NOT NULL,
+		body    TEXT NOT NULL, -- the event as JSON
+		PRIMARY KEY (run_id, attempt, seq)
+	) WITHOUT ROWID;
+	CREATE TABLE idempotency (
+		scope        TEXT NOT NULL,
+		key          TEXT NOT NULL,
+		run_id       TEXT NOT NULL REFERENCES runs (id),
+		request_hash TEXT NOT NULL,
+		expires_ms   INTEGER NOT NULL,
+		PRIMARY KEY (scope, key)
+	);
+	CREATE INDEX idempotency_expires ON idempotency (expires_ms);`,
+}
+
+// schemaVersion is the schema version this build creates and reads.
+var schemaVersion = len(migrations)
+
+// migrate brings the schema to schemaVersion in one BEGIN IMMEDIATE transaction,
+// so processes opening a new file at once create it exactly once.
+func migrate(ctx context.Context, conn *sql.Conn) (err error) {
+	if _, err := conn.ExecContext(ctx, "BEGIN IMMEDIATE"); err != nil {
+		return dbErr("begin migration", err)
+	}
+	defer func() {
+		if err != nil {
+			conn.ExecContext(ctx, "ROLLBACK")
+		}
+	}()
+	if _, err := conn.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS schema_version (
+		version    INTEGER PRIMARY KEY,
+		applied_ms INTEGER NOT NULL DEFAULT (unixepoch('subsec') * 1000)
+	)`); err != nil {
+		return dbErr("create schema_version", err)
+	}
+	var v int
+	if err := conn.QueryRowContext(ctx, `SELECT COALESCE(MAX(version), 0) FROM schema_version`).Scan(&v); err != nil {
+		return dbErr("read schema version", err)
+	}
+	if v > schemaVersion {
+		return fmt.Errorf("schema version %d is newer than this build's %d", v, schemaVersion)
+	}
+	for ; v < schemaVersion; v++ {
+		if _, err := conn.ExecContext(ctx, migrations[v]); err != nil {
+			return dbErr(fmt.Sprintf("migrate schema to version %d", v+1), err)
+		}
+		if _, err := conn.ExecContext(ctx, `INSERT INTO schema_version (version) VALUES (?)`, v+1); err != nil {
+			return dbErr("record schema version", err)
+		}
+	}
+	_, err = conn.ExecContext(ctx, "COMMIT")
+	return dbErr("commit migration", err)
+}
