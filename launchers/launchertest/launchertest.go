@@ -22,7 +22,9 @@ const (
 const waitLimit = 60 * time.Second
 
 // Harness makes the launcher under test. The suite calls newHarness and
-// MakeLauncher once per property, and Close when the property's test ends.
+// MakeLauncher once per property, and Close when the property's test ends;
+// it also makes one harness only to read its capabilities, and closes it
+// without calling MakeLauncher.
 type Harness interface {
 	// MakeLauncher returns the launcher under test and the control plane
 	// its workers report to, on which the suite builds its engine. The

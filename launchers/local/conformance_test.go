@@ -2,6 +2,7 @@ package local_test
 
 import (
 	"context"
+	"io"
 	"log/slog"
 	"testing"
 	"time"
@@ -36,20 +37,27 @@ type inProcessHarness struct {
 }
 
 func (h *inProcessHarness) MakeLauncher(ctx context.Context, t *testing.T) (sortie.Launcher, sortie.ControlPlane) {
-	h.cp = memory.New()
+	h.l, h.cp = newInProcess(t, t.Output())
+	return h.l, h.cp
+}
+
+// newInProcess returns an in-process launcher whose attempts run the worker
+// runtime with probe, reporting to a new memory control plane; the worker
+// logs warnings to logs.
+func newInProcess(tb testing.TB, logs io.Writer) (*local.Launcher, *memory.ControlPlane) {
+	cp := memory.New()
 	reg := functions.NewRegistry()
 	probe.Register(reg)
 	w := &functions.Worker{Registry: reg, Owner: "in-process-test",
-		Logger: slog.New(slog.NewTextHandler(t.Output(), &slog.HandlerOptions{Level: slog.LevelWarn}))}
+		Logger: slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelWarn}))}
 	l, err := local.New(&local.Options{Grace: 5 * time.Second, InProcess: func(ctx context.Context, inv *sortie.Invocation) error {
-		_, err := w.Execute(ctx, inv, functions.NewControlPlaneReporter(h.cp, inv, w.Owner))
+		_, err := w.Execute(ctx, inv, functions.NewControlPlaneReporter(cp, inv, w.Owner))
 		return err
 	}})
 	if err != nil {
-		t.Fatalf("local.New(InProcess) = %v, want nil", err)
+		tb.Fatalf("local.New(InProcess) = %v, want nil", err)
 	}
-	h.l = l
-	return l, h.cp
+	return l, cp
 }
 
 func (h *inProcessHarness) CanCancelRunning() bool { return true }

@@ -25,24 +25,30 @@ type subprocessHarness struct {
 }
 
 func (h *subprocessHarness) MakeLauncher(ctx context.Context, t *testing.T) (sortie.Launcher, sortie.ControlPlane) {
-	dir := t.TempDir()
+	h.l, h.cp, h.logDir = newSubprocess(t)
+	return h.l, h.cp
+}
+
+// newSubprocess returns a subprocess launcher of `sortie worker` and the
+// SQLite control plane of a fresh state directory its workers report to.
+func newSubprocess(tb testing.TB) (*local.Launcher, *sqlite.ControlPlane, string) {
+	dir := tb.TempDir()
 	cp, err := sqlite.Open(filepath.Join(dir, "sortie.db"), nil)
 	if err != nil {
-		t.Fatalf("sqlite.Open(%s) = %v, want nil", dir, err)
+		tb.Fatalf("sqlite.Open(%s) = %v, want nil", dir, err)
 	}
-	h.cp = cp
-	h.logDir = filepath.Join(dir, "logs")
+	logDir := filepath.Join(dir, "logs")
 	l, err := local.New(&local.Options{
 		Command: []string{sortieBin, "worker"},
 		Env: []string{"PATH=" + os.Getenv("PATH"), "HOME=" + dir,
 			"SORTIE_STATE_DIR=" + dir, "SORTIE_LOG_LEVEL=info"},
-		LogDir: h.logDir,
+		LogDir: logDir,
 	})
 	if err != nil {
-		t.Fatalf("local.New(%s worker) = %v, want nil", sortieBin, err)
+		_ = cp.Close()
+		tb.Fatalf("local.New(%s worker) = %v, want nil", sortieBin, err)
 	}
-	h.l = l
-	return l, cp
+	return l, cp, logDir
 }
 
 func (h *subprocessHarness) CanCancelRunning() bool { return true }
