@@ -39,7 +39,9 @@ type ControlPlane interface {
 
 	// SetRef stores the launcher's reference on the attempt with that
 	// launch ID. It MUST return ErrConflict when the launch ID does not
-	// match the attempt.
+	// match the attempt. It is the one write a terminal run takes: Start
+	// may return only after the attempt ended, and the reference (request
+	// ID, log location) still belongs on it; nothing else changes.
 	SetRef(ctx context.Context, id RunID, attempt int, launchID string, ref Ref) error
 
 	// Claim activates an attempt for one worker. It succeeds once per

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
 	"github.com/sortie-run/sortie"
 	"github.com/sortie-run/sortie/controlplane"
 )
@@ -84,6 +85,22 @@ func testTerminalNeverChanges(t *testing.T, f *fixture) {
 		if len(f.events(id, sortie.Cursor{}, 0)) != 0 {
 			t.Errorf("Events(%s run) not empty after a refused append", state)
 		}
+		setRefAfterEnd(t, f, run, lid)
+	}
+}
+
+// setRefAfterEnd checks the one change a terminal run takes: the launch
+// reference of an attempt whose Start returned after the attempt ended
+// (some services run the whole attempt inside Start). Only the ref changes.
+func setRefAfterEnd(t *testing.T, f *fixture, run *sortie.Run, lid string) {
+	ref := sortie.Ref{Provider: "local", ID: "late-ref", RunID: run.ID, Attempt: 1, LaunchID: lid}
+	must(t, "SetRef(ended attempt)", f.cp.SetRef(f.ctx, run.ID, 1, lid, ref))
+	got := f.get(run.ID)
+	want := run.Clone()
+	want.Attempts[0].Ref = &ref
+	ignore := cmpopts.IgnoreFields(sortie.Run{}, "Version", "UpdatedMs")
+	if diff := cmp.Diff(want, got, ignore); diff != "" {
+		t.Errorf("SetRef on a %s run changed more than the ref (-want +got):\n%s", run.State, diff)
 	}
 }
 
