@@ -25,12 +25,9 @@ func newFollowCmd(g *globals) *cobra.Command {
 			if err != nil {
 				return usagef("--after: %v", err)
 			}
-			h, err := g.openHost()
-			if err != nil {
-				return err
-			}
-			defer h.Close()
-			return follow(cmd.Context(), g, h, sortie.RunID(args[0]), cur)
+			return g.withHost(func(h *host) error {
+				return follow(cmd.Context(), g, h, sortie.RunID(args[0]), cur)
+			})
 		},
 	}
 	c.Flags().StringVar(&after, "after", "", "print only events after this cursor (ATTEMPT.SEQ)")

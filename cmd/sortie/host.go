@@ -210,3 +210,13 @@ func loadManifest(path string) (sortie.Manifest, error) {
 	}
 	return m, nil
 }
+
+// withHost opens the embedded host, runs fn and closes the host.
+func (g *globals) withHost(fn func(h *host) error) error {
+	h, err := g.openHost()
+	if err != nil {
+		return err
+	}
+	defer h.Close()
+	return fn(h)
+}

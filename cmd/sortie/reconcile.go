@@ -14,21 +14,18 @@ func newReconcileCmd(g *globals) *cobra.Command {
 		Short: "Retry or fail runs whose lease expired (every long-lived sortie command also does this)",
 		Args:  exactArgs(0),
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			h, err := g.openHost()
-			if err != nil {
-				return err
-			}
-			defer h.Close()
-			if once {
-				n, err := h.engine.Reconcile(cmd.Context())
-				if err != nil {
-					return err
+			return g.withHost(func(h *host) error {
+				if once {
+					n, err := h.engine.Reconcile(cmd.Context())
+					if err != nil {
+						return err
+					}
+					fmt.Fprintf(os.Stdout, "reconciled %d run(s)\n", n)
+					return nil
 				}
-				fmt.Fprintf(os.Stdout, "reconciled %d run(s)\n", n)
+				h.engine.RunReconciler(cmd.Context(), g.reconcile)
 				return nil
-			}
-			h.engine.RunReconciler(cmd.Context(), g.reconcile)
-			return nil
+			})
 		},
 	}
 	c.Flags().BoolVar(&once, "once", false, "reconcile once and exit instead of every --reconcile-interval")

@@ -17,20 +17,17 @@ func newGetCmd(g *globals) *cobra.Command {
 		Short: "Print a run: state, attempts, result or error",
 		Args:  exactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			h, err := g.openHost()
-			if err != nil {
-				return err
-			}
-			defer h.Close()
-			run, err := h.client.Get(cmd.Context(), sortie.RunID(args[0]))
-			if err != nil {
-				return err
-			}
-			if g.jsonOut {
-				return printJSON(os.Stdout, run)
-			}
-			printRun(run)
-			return nil
+			return g.withHost(func(h *host) error {
+				run, err := h.client.Get(cmd.Context(), sortie.RunID(args[0]))
+				if err != nil {
+					return err
+				}
+				if g.jsonOut {
+					return printJSON(os.Stdout, run)
+				}
+				printRun(run)
+				return nil
+			})
 		},
 	}
 }
@@ -89,28 +86,25 @@ func newListCmd(g *globals) *cobra.Command {
 		Args:  exactArgs(0),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			q.State = sortie.State(state)
-			h, err := g.openHost()
-			if err != nil {
-				return err
-			}
-			defer h.Close()
-			page, err := h.client.List(cmd.Context(), q)
-			if err != nil {
-				return err
-			}
-			if g.jsonOut {
-				return printJSON(os.Stdout, page)
-			}
-			w := tabwriter.NewWriter(os.Stdout, 0, 4, 2, ' ', 0)
-			fmt.Fprintln(w, "RUN\tAGENT\tSTATE\tATTEMPT\tCREATED")
-			for _, r := range page.Runs {
-				fmt.Fprintf(w, "%s\t%s\t%s\t%d\t%s\n", r.ID, r.Agent.Name, r.State, r.Attempt, ms(r.CreatedMs))
-			}
-			w.Flush()
-			if page.NextPageToken != "" {
-				fmt.Printf("more: sortie list --page-token %s\n", page.NextPageToken)
-			}
-			return nil
+			return g.withHost(func(h *host) error {
+				page, err := h.client.List(cmd.Context(), q)
+				if err != nil {
+					return err
+				}
+				if g.jsonOut {
+					return printJSON(os.Stdout, page)
+				}
+				w := tabwriter.NewWriter(os.Stdout, 0, 4, 2, ' ', 0)
+				fmt.Fprintln(w, "RUN\tAGENT\tSTATE\tATTEMPT\tCREATED")
+				for _, r := range page.Runs {
+					fmt.Fprintf(w, "%s\t%s\t%s\t%d\t%s\n", r.ID, r.Agent.Name, r.State, r.Attempt, ms(r.CreatedMs))
+				}
+				w.Flush()
+				if page.NextPageToken != "" {
+					fmt.Printf("more: sortie list --page-token %s\n", page.NextPageToken)
+				}
+				return nil
+			})
 		},
 	}
 	f := c.Flags()
@@ -129,20 +123,17 @@ func newCancelCmd(g *globals) *cobra.Command {
 		Short: "Request cancellation; the worker stops and the run becomes cancelled",
 		Args:  exactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			h, err := g.openHost()
-			if err != nil {
-				return err
-			}
-			defer h.Close()
-			run, err := h.client.Cancel(cmd.Context(), sortie.RunID(args[0]), reason)
-			if err != nil {
-				return err
-			}
-			if g.jsonOut {
-				return printJSON(os.Stdout, run)
-			}
-			fmt.Printf("run %s %s (cancel requested)\n", run.ID, run.State)
-			return nil
+			return g.withHost(func(h *host) error {
+				run, err := h.client.Cancel(cmd.Context(), sortie.RunID(args[0]), reason)
+				if err != nil {
+					return err
+				}
+				if g.jsonOut {
+					return printJSON(os.Stdout, run)
+				}
+				fmt.Printf("run %s %s (cancel requested)\n", run.ID, run.State)
+				return nil
+			})
 		},
 	}
 	c.Flags().StringVar(&reason, "reason", "cancelled by user", "why, stored on the run")
@@ -160,20 +151,17 @@ func newResumeCmd(g *globals) *cobra.Command {
 			if !json.Valid([]byte(input)) {
 				return usagef("--input: not valid JSON")
 			}
-			h, err := g.openHost()
-			if err != nil {
-				return err
-			}
-			defer h.Close()
-			run, err := h.client.Resume(cmd.Context(), sortie.RunID(args[0]), json.RawMessage(input))
-			if err != nil {
-				return err
-			}
-			if noFollow {
-				return printJSON(os.Stdout, run)
-			}
-			prev := sortie.Cursor{Attempt: run.Attempt - 1, Seq: 1 << 62}
-			return follow(cmd.Context(), g, h, run.ID, prev)
+			return g.withHost(func(h *host) error {
+				run, err := h.client.Resume(cmd.Context(), sortie.RunID(args[0]), json.RawMessage(input))
+				if err != nil {
+					return err
+				}
+				if noFollow {
+					return printJSON(os.Stdout, run)
+				}
+				prev := sortie.Cursor{Attempt: run.Attempt - 1, Seq: 1 << 62}
+				return follow(cmd.Context(), g, h, run.ID, prev)
+			})
 		},
 	}
 	c.Flags().StringVar(&input, "input", "null", "the answer, as JSON")
