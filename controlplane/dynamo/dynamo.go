@@ -1,0 +1,132 @@
+package dynamo
+
+import (
+	"context"
+	"crypto/rand"
+	"errors"
+	"fmt"
+	"sync/atomic"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/sortie-run/sortie"
+)
+
+// API is the part of the DynamoDB client the control plane uses;
+// *dynamodb.Client implements it.
+type API interface {
+	GetItem(ctx context.Context, in *dynamodb.GetItemInput, opts ...func(*dynamodb.Options)) (*dynamodb.GetItemOutput, error)
+	PutItem(ctx context.Context, in *dynamodb.PutItemInput, opts ...func(*dynamodb.Options)) (*dynamodb.PutItemOutput, error)
+	UpdateItem(ctx context.Context, in *dynamodb.UpdateItemInput, opts ...func(*dynamodb.Options)) (*dynamodb.UpdateItemOutput, error)
+	DeleteItem(ctx context.Context, in *dynamodb.DeleteItemInput, opts ...func(*dynamodb.Options)) (*dynamodb.DeleteItemOutput, error)
+	Query(ctx context.Context, in *dynamodb.QueryInput, opts ...func(*dynamodb.Options)) (*dynamodb.QueryOutput, error)
+	BatchGetItem(ctx context.Context, in *dynamodb.BatchGetItemInput, opts ...func(*dynamodb.Options)) (*dynamodb.BatchGetItemOutput, error)
+	TransactWriteItems(ctx context.Context, in *dynamodb.TransactWriteItemsInput, opts ...func(*dynamodb.Options)) (*dynamodb.TransactWriteItemsOutput, error)
+}
+
+var _ API = (*dynamodb.Client)(nil)
+
+// Options configures [New]. A nil *Options means the defaults.
+type Options struct {
+	// PageTokenKey signs List page tokens (HMAC-SHA256), so a client cannot
+	// forge a position. Every handle serving the same clients needs the
+	// same key. Optional; defaults to 32 random bytes per handle, and then
+	// a token is only good on the handle that made it, until it closes.
+	PageTokenKey []byte
+	// Now stamps changes that carry no time of their own (RequestCancel,
+	// Resume, SetRef). Optional; defaults to time.Now.
+	Now func() time.Time
+	// MaxTries bounds the tries of one call that keeps losing conditional
+	// writes to other writers (each loss means another writer made
+	// progress). Optional; defaults to 100.
+	MaxTries int
+}
+
+// ControlPlane is a [sortie.ControlPlane] on one DynamoDB table laid out
+// as [TableDefinition] describes. Make it with [New]; it is safe for
+// concurrent use, and any number of handles, in any number of processes,
+// may share the table.
+type ControlPlane struct {
+	db       API
+	table    string
+	tokenKey []byte
+	now      func() time.Time
+	maxTries int
+	units    ledger
+	closed   atomic.Bool
+}
+
+var _ sortie.ControlPlane = (*ControlPlane)(nil)
+
+// New returns a control plane on table through db. The table must exist
+// (see [CreateTable]); New makes no request. It returns a
+// [*sortie.ValidationError] for an empty table name or bad options.
+func New(db API, table string, opts *Options) (*ControlPlane, error) {
+	var o Options
+	if opts != nil {
+		o = *opts
+	}
+	switch {
+	case db == nil:
+		return nil, sortie.Invalidf("client", "a DynamoDB client is required")
+	case len(table) < 3 || len(table) > 255:
+		return nil, sortie.Invalidf("table", "%q must be 3-255 characters", table)
+	case o.PageTokenKey != nil && len(o.PageTokenKey) < 16:
+		return nil, sortie.Invalidf("page_token_key", "%d bytes, want at least 16", len(o.PageTokenKey))
+	case o.MaxTries < 0:
+		return nil, sortie.Invalidf("max_tries", "%d is negative", o.MaxTries)
+	}
+	c := &ControlPlane{db: db, table: table, tokenKey: o.PageTokenKey, now: o.Now, maxTries: o.MaxTries}
+	if c.tokenKey == nil {
+		c.tokenKey = make([]byte, 32)
+		rand.Read(c.tokenKey)
+	}
+	if c.now == nil {
+		c.now = time.Now
+	}
+	if c.maxTries == 0 {
+		c.maxTries = 100
+	}
+	return c, nil
+}
+
+// Table returns the table name.
+func (c *ControlPlane) Table() string { return c.table }
+
+// Consumed returns the requests made and the capacity DynamoDB reported
+// for them through this handle since [New].
+func (c *ControlPlane) Consumed() Consumed { return c.units.consumed() }
+
+// Close implements [sortie.ControlPlane.Close]. The DynamoDB client belongs
+// to the caller and stays open. Later calls return sortie.ErrClosed.
+func (c *ControlPlane) Close() error {
+	c.closed.Store(true)
+	return nil
+}
+
+func (c *ControlPlane) nowMs() int64 { return c.now().UnixMilli() }
+
+// ready returns ErrClosed after Close.
+func (c *ControlPlane) ready(op string) error {
+	if c.closed.Load() {
+		return fmt.Errorf("dynamo: %s: %w", op, sortie.ErrClosed)
+	}
+	return nil
+}
+
+// wrap gives err its one "dynamo: op:" prefix; context errors pass through.
+func wrap(op string, err error) error {
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, context.Canceled):
+		return context.Canceled
+	case errors.Is(err, context.DeadlineExceeded):
+		return context.DeadlineExceeded
+	}
+	var ve *sortie.ValidationError
+	if errors.As(err, &ve) {
+		return err
+	}
+	return fmt.Errorf("dynamo: %s: %w", op, err)
+}

@@ -1,0 +1,250 @@
+package dynamo
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+	"github.com/sortie-run/sortie"
+	"github.com/sortie-run/sortie/controlplane"
+)
+
+// Event batches: one item per AppendEvents call (more when its events
+// exceed batchBytes), keyed by its first seq and holding its events.
+const (
+	// batchBytes bounds the JSON of one batch item's events.
+	batchBytes = 300 << 10
+	// appendBytes bounds one call's events: TransactWriteItems takes 4 MB.
+	appendBytes = 3_500_000
+	// maxSeq is the largest seq an event key can hold (10 digits).
+	maxSeq = 9_999_999_999
+)
+
+// batch is one stored event item.
+type batch struct {
+	sk     string
+	events []sortie.Event
+}
+
+// last returns the seq of the batch's last event, 0 for no batch.
+func (b *batch) last() int64 {
+	if b == nil || len(b.events) == 0 {
+		return 0
+	}
+	return b.events[len(b.events)-1].Seq
+}
+
+func decodeBatch(it item) (*batch, error) {
+	b := &batch{sk: valS(it, AttrSK)}
+	if err := decodeBody(valB(it, AttrBody), &b.events); err != nil {
+		return nil, fmt.Errorf("decode event batch %s: %w", b.sk, err)
+	}
+	return b, nil
+}
+
+// queryEvents returns the batches of run id with keys from lo to hi in key
+// order (reverse when desc), at most limit items (0: all), strongly
+// consistent. charge puts the read units on the run (see [chargeTo]).
+func (c *ControlPlane) queryEvents(ctx context.Context, id sortie.RunID, charge bool, lo, hi string, desc bool, limit int, each func(*batch) bool) error {
+	in := &dynamodb.QueryInput{
+		TableName:                 aws.String(c.table),
+		KeyConditionExpression:    aws.String("#pk = :pk AND #sk BETWEEN :lo AND :hi"),
+		ExpressionAttributeNames:  map[string]string{"#pk": AttrPK, "#sk": AttrSK},
+		ExpressionAttributeValues: item{":pk": attrS(runPK(id)), ":lo": attrS(lo), ":hi": attrS(hi)},
+		ConsistentRead:            aws.Bool(true), ScanIndexForward: aws.Bool(!desc),
+		ReturnConsumedCapacity: types.ReturnConsumedCapacityTotal,
+	}
+	if limit > 0 {
+		in.Limit = aws.Int32(int32(limit))
+	}
+	p := dynamodb.NewQueryPaginator(c.db, in)
+	for p.HasMorePages() {
+		out, err := p.NextPage(ctx)
+		if err != nil {
+			c.units.call("", Capacity{})
+			return apiErr("query events of "+string(id), err)
+		}
+		c.units.call(chargeTo(id, charge), Capacity{ReadUnits: sum(capOf(out.ConsumedCapacity)...)})
+		for _, it := range out.Items {
+			b, err := decodeBatch(it)
+			if err != nil {
+				return err
+			}
+			if !each(b) {
+				return nil
+			}
+		}
+	}
+	return nil
+}
+
+// lastEvent returns the attempt's last batch, nil when it has none.
+func (c *ControlPlane) lastEvent(ctx context.Context, id sortie.RunID, attempt int) (*batch, error) {
+	var last *batch
+	err := c.queryEvents(ctx, id, true, eventSK(attempt, 0), eventSK(attempt, maxSeq), true, 1,
+		func(b *batch) bool { last = b; return false })
+	return last, err
+}
+
+// AppendEvents implements [sortie.ControlPlane.AppendEvents]. It reads the
+// run and checks the claim, numbers the events after the attempt's last
+// batch and stores them as one batch item with a PutItem conditional on
+// the key being free (several items in one TransactWriteItems when they
+// exceed 300 KB), trying again after a concurrent append took the key.
+// Then it reads the run again: when the attempt ended before the batch was
+// stored (a stale worker), it deletes the batch and returns
+// sortie.ErrConflict (ErrTerminal for a terminal run); such a batch is
+// never returned by Events either. One call's events are at most 3.5 MB
+// of JSON (a [*sortie.ValidationError] otherwise).
+func (c *ControlPlane) AppendEvents(ctx context.Context, a sortie.Append) ([]sortie.Event, error) {
+	if err := controlplane.CheckAttempt(a.RunID, a.Attempt, a.LaunchID); err != nil {
+		return nil, err
+	}
+	if err := c.ready("append events"); err != nil {
+		return nil, err
+	}
+	_, rec, err := c.getRun(ctx, a.RunID, true)
+	if err == nil {
+		err = controlplane.CheckAppend(rec.Run, a)
+	}
+	if err != nil {
+		return nil, wrap("append events", err)
+	}
+	out, keys, last, err := c.appendLoop(ctx, a)
+	if err == nil && len(keys) > 0 {
+		err = c.confirm(ctx, a, keys, last)
+	}
+	if err != nil {
+		return nil, wrap("append events", err)
+	}
+	return out, nil
+}
+
+// appendLoop numbers and stores the events until no concurrent append
+// takes their key first; it returns the events as stored, the keys of the
+// batches it wrote and the last seq it wrote.
+func (c *ControlPlane) appendLoop(ctx context.Context, a sortie.Append) ([]sortie.Event, []string, int64, error) {
+	for try := 1; ; try++ {
+		last, err := c.lastEvent(ctx, a.RunID, a.Attempt)
+		if err != nil {
+			return nil, nil, 0, err
+		}
+		insert, out, err := c.number(ctx, a, last.last())
+		if err != nil || len(insert) == 0 {
+			return out, nil, 0, err
+		}
+		keys, err := c.putBatches(ctx, a, insert)
+		if !errors.Is(err, sortie.ErrConflict) {
+			return out, keys, insert[len(insert)-1].Seq, err
+		}
+		if try == c.maxTries {
+			return nil, nil, 0, fmt.Errorf("append events to %s attempt %d: lost %d races for the next seq: %w", a.RunID, a.Attempt, try, sortie.ErrUnavailable)
+		}
+	}
+}
+
+// number applies [controlplane.NumberEvents] after the stored seq last,
+// reading the stored events an explicit seq refers to.
+func (c *ControlPlane) number(ctx context.Context, a sortie.Append, last int64) (insert, out []sortie.Event, err error) {
+	from := last + 1
+	for _, e := range a.Events {
+		if e.Seq > 0 && e.Seq <= last {
+			from = min(from, e.Seq)
+		}
+	}
+	stored := map[int64]sortie.Event{}
+	if from <= last {
+		lo := eventSK(a.Attempt, max(0, from-sortie.MaxEventsPerAppend))
+		err := c.queryEvents(ctx, a.RunID, true, lo, eventSK(a.Attempt, last), false, 0, func(b *batch) bool {
+			for _, e := range b.events {
+				stored[e.Seq] = e
+			}
+			return true
+		})
+		if err != nil {
+			return nil, nil, err
+		}
+	}
+	return controlplane.NumberEvents(a, last, func(seq int64) (*sortie.Event, bool) {
+		e, ok := stored[seq]
+		return &e, ok
+	})
+}
+
+// chunks splits numbered events into batches of at most batchBytes of JSON.
+func chunks(evs []sortie.Event) ([][]sortie.Event, error) {
+	var out [][]sortie.Event
+	size, total := 0, 0
+	for i := range evs {
+		b, err := json.Marshal(&evs[i])
+		if err != nil {
+			return nil, fmt.Errorf("encode event %s: %w", evs[i].Cursor(), err)
+		}
+		total += len(b)
+		if len(out) == 0 || size+len(b) > batchBytes {
+			out, size = append(out, nil), 0
+		}
+		out[len(out)-1] = append(out[len(out)-1], evs[i])
+		size += len(b)
+	}
+	if total > appendBytes {
+		return nil, sortie.Invalidf("events", "%d bytes of events in one append, limit %d on DynamoDB (one transaction); nothing was stored", total, appendBytes)
+	}
+	if evs[len(evs)-1].Seq > maxSeq {
+		return nil, sortie.Invalidf("event.seq", "%d over %d", evs[len(evs)-1].Seq, int64(maxSeq))
+	}
+	return out, nil
+}
+
+// putBatches stores the events as batch items, each conditional on its key
+// being free; sortie.ErrConflict means another append took a key first.
+func (c *ControlPlane) putBatches(ctx context.Context, a sortie.Append, evs []sortie.Event) ([]string, error) {
+	parts, err := chunks(evs)
+	if err != nil {
+		return nil, err
+	}
+	var puts []types.TransactWriteItem
+	var keys []string
+	for _, p := range parts {
+		body, err := encodeBody(p)
+		if err != nil {
+			return nil, fmt.Errorf("encode events of %s: %w", a.RunID, err)
+		}
+		sk := eventSK(a.Attempt, p[0].Seq)
+		it := keyOf(runPK(a.RunID), sk)
+		it[AttrBody] = attrB(body)
+		keys = append(keys, sk)
+		puts = append(puts, types.TransactWriteItem{Put: &types.Put{TableName: aws.String(c.table), Item: it,
+			ConditionExpression:      aws.String("attribute_not_exists(#pk)"),
+			ExpressionAttributeNames: map[string]string{"#pk": AttrPK}}})
+	}
+	if len(puts) == 1 {
+		return keys, c.putOne(ctx, a.RunID, puts[0].Put)
+	}
+	out, err := c.db.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{
+		TransactItems: puts, ReturnConsumedCapacity: types.ReturnConsumedCapacityTotal})
+	if err != nil {
+		c.units.call("", Capacity{})
+		return nil, apiErr(fmt.Sprintf("put %d event batches of %s", len(puts), a.RunID), err)
+	}
+	c.units.call(a.RunID, Capacity{WriteUnits: sum(out.ConsumedCapacity...)})
+	return keys, nil
+}
+
+func (c *ControlPlane) putOne(ctx context.Context, id sortie.RunID, p *types.Put) error {
+	out, err := c.db.PutItem(ctx, &dynamodb.PutItemInput{
+		TableName: p.TableName, Item: p.Item, ConditionExpression: p.ConditionExpression,
+		ExpressionAttributeNames: p.ExpressionAttributeNames,
+		ReturnConsumedCapacity:   types.ReturnConsumedCapacityTotal,
+	})
+	if err != nil {
+		c.units.call(id, Capacity{WriteUnits: writeUnits(itemSize(p.Item))}) // a lost condition is billed too
+		return apiErr("put event batch "+valS(p.Item, AttrSK)+" of "+string(id), err)
+	}
+	c.units.call(id, Capacity{WriteUnits: sum(capOf(out.ConsumedCapacity)...)})
+	return nil
+}
