@@ -24,11 +24,15 @@ func (c Capacity) minus(o Capacity) Capacity {
 }
 
 // Consumed is what one [ControlPlane] handle consumed, as DynamoDB reported
-// it (ReturnConsumedCapacity): the ground truth for cost measurements.
+// it (ReturnConsumedCapacity INDEXES): the ground truth for cost
+// measurements.
 type Consumed struct {
 	// Requests counts DynamoDB API calls, including failed ones.
 	Requests int64
+	// Capacity is table and indexes together.
 	Capacity
+	// IndexWriteUnits is the part of WriteUnits spent on index entries.
+	IndexWriteUnits float64
 }
 
 // maxPending bounds the runs with unrecorded units a handle keeps; past it
@@ -44,7 +48,7 @@ type ledger struct {
 	pending map[sortie.RunID]Capacity
 }
 
-// sum adds DynamoDB's reports of one call.
+// sum adds DynamoDB's reports of one call: table and indexes.
 func sum(cc ...types.ConsumedCapacity) float64 {
 	var n float64
 	for _, c := range cc {
@@ -53,6 +57,28 @@ func sum(cc ...types.ConsumedCapacity) float64 {
 		}
 	}
 	return n
+}
+
+// wrote returns the write units DynamoDB reported for one write and counts
+// their index part.
+func (l *ledger) wrote(cc ...types.ConsumedCapacity) Capacity {
+	l.indexWrites(cc...)
+	return Capacity{WriteUnits: sum(cc...)}
+}
+
+// indexWrites adds the index part of DynamoDB's reports of one write.
+func (l *ledger) indexWrites(cc ...types.ConsumedCapacity) {
+	var n float64
+	for _, c := range cc {
+		for _, ix := range c.GlobalSecondaryIndexes {
+			if ix.CapacityUnits != nil {
+				n += *ix.CapacityUnits
+			}
+		}
+	}
+	l.mu.Lock()
+	l.total.IndexWriteUnits += n
+	l.mu.Unlock()
 }
 
 // call counts one request and, when id is set, keeps its units (read or

@@ -17,7 +17,7 @@ import (
 func (c *ControlPlane) getRun(ctx context.Context, id sortie.RunID, charge bool) (item, *record, error) {
 	out, err := c.db.GetItem(ctx, &dynamodb.GetItemInput{
 		TableName: aws.String(c.table), Key: runKey(id), ConsistentRead: aws.Bool(true),
-		ReturnConsumedCapacity: types.ReturnConsumedCapacityTotal,
+		ReturnConsumedCapacity: types.ReturnConsumedCapacityIndexes,
 	})
 	if err != nil {
 		c.units.call("", Capacity{})
@@ -105,7 +105,7 @@ func (c *ControlPlane) try(ctx context.Context, id sortie.RunID, old item, rec *
 		}
 		return nil, false, nil, apiErr("update run "+string(id), err)
 	}
-	reported := Capacity{WriteUnits: sum(capOf(out.ConsumedCapacity)...)}
+	reported := c.units.wrote(capOf(out.ConsumedCapacity)...)
 	c.units.call("", reported)
 	c.units.correct(id, reported, own)
 	return next, true, nil, nil
@@ -239,6 +239,6 @@ func (c *ControlPlane) updateInput(id sortie.RunID, set item, oldKey, newKey int
 		ExpressionAttributeNames:            names,
 		ExpressionAttributeValues:           values,
 		ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld,
-		ReturnConsumedCapacity:              types.ReturnConsumedCapacityTotal,
+		ReturnConsumedCapacity:              types.ReturnConsumedCapacityIndexes,
 	}
 }

@@ -56,7 +56,7 @@ func (c *ControlPlane) queryEvents(ctx context.Context, id sortie.RunID, charge 
 		ExpressionAttributeNames:  map[string]string{"#pk": AttrPK, "#sk": AttrSK},
 		ExpressionAttributeValues: item{":pk": attrS(runPK(id)), ":lo": attrS(lo), ":hi": attrS(hi)},
 		ConsistentRead:            aws.Bool(true), ScanIndexForward: aws.Bool(!desc),
-		ReturnConsumedCapacity: types.ReturnConsumedCapacityTotal,
+		ReturnConsumedCapacity: types.ReturnConsumedCapacityIndexes,
 	}
 	if limit > 0 {
 		in.Limit = aws.Int32(int32(limit))
@@ -226,12 +226,12 @@ func (c *ControlPlane) putBatches(ctx context.Context, a sortie.Append, evs []so
 		return keys, c.putOne(ctx, a.RunID, puts[0].Put)
 	}
 	out, err := c.db.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{
-		TransactItems: puts, ReturnConsumedCapacity: types.ReturnConsumedCapacityTotal})
+		TransactItems: puts, ReturnConsumedCapacity: types.ReturnConsumedCapacityIndexes})
 	if err != nil {
 		c.units.call("", Capacity{})
 		return nil, apiErr(fmt.Sprintf("put %d event batches of %s", len(puts), a.RunID), err)
 	}
-	c.units.call(a.RunID, Capacity{WriteUnits: sum(out.ConsumedCapacity...)})
+	c.units.call(a.RunID, c.units.wrote(out.ConsumedCapacity...))
 	return keys, nil
 }
 
@@ -239,12 +239,12 @@ func (c *ControlPlane) putOne(ctx context.Context, id sortie.RunID, p *types.Put
 	out, err := c.db.PutItem(ctx, &dynamodb.PutItemInput{
 		TableName: p.TableName, Item: p.Item, ConditionExpression: p.ConditionExpression,
 		ExpressionAttributeNames: p.ExpressionAttributeNames,
-		ReturnConsumedCapacity:   types.ReturnConsumedCapacityTotal,
+		ReturnConsumedCapacity:   types.ReturnConsumedCapacityIndexes,
 	})
 	if err != nil {
 		c.units.call(id, Capacity{WriteUnits: writeUnits(itemSize(p.Item))}) // a lost condition is billed too
 		return apiErr("put event batch "+valS(p.Item, AttrSK)+" of "+string(id), err)
 	}
-	c.units.call(id, Capacity{WriteUnits: sum(capOf(out.ConsumedCapacity)...)})
+	c.units.call(id, c.units.wrote(capOf(out.ConsumedCapacity)...))
 	return nil
 }

@@ -41,13 +41,13 @@ func (c *ControlPlane) confirm(ctx context.Context, a sortie.Append, keys []stri
 func (c *ControlPlane) deleteBatch(ctx context.Context, id sortie.RunID, sk string) error {
 	out, err := c.db.DeleteItem(ctx, &dynamodb.DeleteItemInput{
 		TableName: aws.String(c.table), Key: keyOf(runPK(id), sk),
-		ReturnConsumedCapacity: types.ReturnConsumedCapacityTotal,
+		ReturnConsumedCapacity: types.ReturnConsumedCapacityIndexes,
 	})
 	if err != nil {
 		c.units.call("", Capacity{})
 		return apiErr("delete stale event batch "+sk+" of "+string(id), err)
 	}
-	c.units.call(id, Capacity{WriteUnits: sum(capOf(out.ConsumedCapacity)...)})
+	c.units.call(id, c.units.wrote(capOf(out.ConsumedCapacity)...))
 	return nil
 }
 

@@ -27,7 +27,7 @@ func (c *ControlPlane) refreshLease(ctx context.Context, rec *record, oldKey int
 		ConditionExpression:       aws.String("#v = :v AND #lk = :old"),
 		ExpressionAttributeNames:  map[string]string{"#v": AttrVersion, "#lk": AttrLease},
 		ExpressionAttributeValues: item{":v": attrN(r.Version), ":old": attrN(oldKey)},
-		ReturnConsumedCapacity:    types.ReturnConsumedCapacityTotal,
+		ReturnConsumedCapacity:    types.ReturnConsumedCapacityIndexes,
 	}
 	if due == 0 {
 		in.UpdateExpression = aws.String("REMOVE #ls, #lk")
@@ -45,6 +45,6 @@ func (c *ControlPlane) refreshLease(ctx context.Context, rec *record, oldKey int
 		c.units.call("", Capacity{})
 		return apiErr("move lease index key of "+string(r.ID), err)
 	}
-	c.units.call(r.ID, Capacity{WriteUnits: sum(capOf(out.ConsumedCapacity)...)})
+	c.units.call(r.ID, c.units.wrote(capOf(out.ConsumedCapacity)...))
 	return nil
 }

@@ -86,7 +86,7 @@ func listInput(table string, q sortie.ListQuery, tok *controlplane.PageToken, li
 		ExpressionAttributeNames:  map[string]string{"#p": pkName},
 		ExpressionAttributeValues: item{":p": attrS(pk)},
 		ScanIndexForward:          aws.Bool(false), Limit: aws.Int32(int32(limit)),
-		ReturnConsumedCapacity: types.ReturnConsumedCapacityTotal,
+		ReturnConsumedCapacity: types.ReturnConsumedCapacityIndexes,
 	}
 	if tok != nil {
 		in.KeyConditionExpression = aws.String("#p = :p AND #ck < :ck")
@@ -139,7 +139,7 @@ func (c *ControlPlane) batchGetChunk(ctx context.Context, keys []item, found map
 	for try := 1; len(keys) > 0; try++ {
 		out, err := c.db.BatchGetItem(ctx, &dynamodb.BatchGetItemInput{
 			RequestItems:           map[string]types.KeysAndAttributes{c.table: {Keys: keys, ConsistentRead: aws.Bool(true)}},
-			ReturnConsumedCapacity: types.ReturnConsumedCapacityTotal,
+			ReturnConsumedCapacity: types.ReturnConsumedCapacityIndexes,
 		})
 		if err != nil {
 			c.units.call("", Capacity{})
@@ -181,7 +181,7 @@ func (c *ControlPlane) Expired(ctx context.Context, nowMs int64, limit int) ([]*
 		ExpressionAttributeNames:  map[string]string{"#p": AttrLeasePK, "#k": AttrLease},
 		ExpressionAttributeValues: item{":p": attrS(LeasePartition), ":now": attrN(nowMs)},
 		Limit:                     aws.Int32(int32(limit + 1)),
-		ReturnConsumedCapacity:    types.ReturnConsumedCapacityTotal,
+		ReturnConsumedCapacity:    types.ReturnConsumedCapacityIndexes,
 	}
 	var refreshErr error
 	err := c.queryIndex(ctx, in, func(keys []item, recs map[string]*record) bool {

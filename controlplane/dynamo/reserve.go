@@ -150,13 +150,13 @@ func (c *ControlPlane) putNew(ctx context.Context, rec *record, it item) (*sorti
 		TableName: aws.String(c.table), Item: it,
 		ConditionExpression:      aws.String("attribute_not_exists(#pk)"),
 		ExpressionAttributeNames: map[string]string{"#pk": AttrPK},
-		ReturnConsumedCapacity:   types.ReturnConsumedCapacityTotal,
+		ReturnConsumedCapacity:   types.ReturnConsumedCapacityIndexes,
 	})
 	if err != nil {
 		c.units.call("", Capacity{})
 		return nil, apiErr("put run "+string(id)+" (is the run ID taken?)", err)
 	}
-	reported := Capacity{WriteUnits: sum(capOf(out.ConsumedCapacity)...)}
+	reported := c.units.wrote(capOf(out.ConsumedCapacity)...)
 	c.units.call("", reported)
 	c.units.correct(id, reported, rec.Units)
 	return rec.Run, nil
@@ -178,13 +178,13 @@ func (c *ControlPlane) putKeyed(ctx context.Context, res *sortie.Reservation, re
 				ExpressionAttributeValues:           item{":now": attrN(res.NowMs)},
 				ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld}},
 		},
-		ReturnConsumedCapacity: types.ReturnConsumedCapacityTotal,
+		ReturnConsumedCapacity: types.ReturnConsumedCapacityIndexes,
 	})
 	if err != nil {
 		c.units.call("", Capacity{})
 		return duplicate(res, err)
 	}
-	reported := Capacity{WriteUnits: sum(out.ConsumedCapacity...)}
+	reported := c.units.wrote(out.ConsumedCapacity...)
 	c.units.call("", reported)
 	c.units.correct(rec.Run.ID, reported, rec.Units)
 	return rec.Run, nil

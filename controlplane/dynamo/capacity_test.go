@@ -1,0 +1,77 @@
+package dynamo_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"testing"
+
+	"github.com/sortie-run/sortie"
+	"github.com/sortie-run/sortie/controlplane/controlplanetest"
+	"github.com/sortie-run/sortie/controlplane/dynamo"
+)
+
+const T0 = controlplanetest.T0
+
+// lifecycle takes one run through Reserve (with an idempotency key when
+// keyed), RecordLaunch, SetRef, Claim, the events (in one AppendEvents, or
+// one call each when single) and Finish, all at nowMs.
+func lifecycle(ctx context.Context, cp sortie.ControlPlane, nowMs int64, events int, keyed, single bool) (*sortie.Run, error) {
+	run := controlplanetest.NewRun(nowMs)
+	if keyed {
+		run.IdempotencyKey, run.RequestHash = "key-"+string(run.ID), "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"
+	}
+	run, _, err := cp.Reserve(ctx, &sortie.Reservation{Run: run, NowMs: nowMs})
+	if err != nil {
+		return nil, fmt.Errorf("Reserve: %w", err)
+	}
+	lid := sortie.NewLaunchID()
+	if _, err := cp.RecordLaunch(ctx, sortie.Launch{RunID: run.ID, Attempt: 1, LaunchID: lid, NowMs: nowMs}); err != nil {
+		return nil, fmt.Errorf("RecordLaunch: %w", err)
+	}
+	if err := cp.SetRef(ctx, run.ID, 1, lid, sortie.Ref{Provider: "lambda", Resource: "probe", ID: "req-1", RunID: run.ID, Attempt: 1, LaunchID: lid}); err != nil {
+		return nil, fmt.Errorf("SetRef: %w", err)
+	}
+	if _, err := cp.Claim(ctx, sortie.Claim{RunID: run.ID, Attempt: 1, LaunchID: lid, Owner: "bench", NowMs: nowMs}); err != nil {
+		return nil, fmt.Errorf("Claim: %w", err)
+	}
+	evs := make([]sortie.Event, events)
+	for i := range evs {
+		evs[i] = sortie.Event{Kind: "progress", Text: fmt.Sprintf("step %d of %d", i+1, events), TimeMs: nowMs}
+	}
+	for len(evs) > 0 {
+		n := len(evs)
+		if single {
+			n = 1
+		}
+		if _, err := cp.AppendEvents(ctx, sortie.Append{RunID: run.ID, Attempt: 1, LaunchID: lid, Events: evs[:n], NowMs: nowMs}); err != nil {
+			return nil, fmt.Errorf("AppendEvents: %w", err)
+		}
+		evs = evs[n:]
+	}
+	return cp.Finish(ctx, sortie.Finish{RunID: run.ID, Attempt: 1, LaunchID: lid,
+		Outcome: sortie.Outcome{Result: json.RawMessage(`{"words":42}`), Usage: &sortie.Usage{DurationMs: 12}}, NowMs: nowMs})
+}
+
+func TestCapacityRecordedOnTheAttempt(t *testing.T) {
+	db, table := newTable(t)
+	cp := open(t, db, table, nil)
+	ctx := t.Context()
+	run, err := lifecycle(ctx, cp, T0, 10, true, false)
+	if err != nil {
+		t.Fatalf("lifecycle = %v, want success", err)
+	}
+	u := run.Current().Usage
+	got := cp.Consumed()
+	t.Logf("recorded %+v, reported %+v", *u, got)
+	if u == nil || u.WriteUnits <= 0 || u.ReadUnits <= 0 || u.DurationMs != 12 {
+		t.Fatalf("Finish: attempt 1 usage = %+v, want read and write units > 0 and the worker's duration 12 ms", u)
+	}
+	if u.WriteUnits != got.WriteUnits {
+		t.Errorf("attempt 1 WriteUnits = %v, want %v (what DynamoDB reported for the run's calls)", u.WriteUnits, got.WriteUnits)
+	}
+	if u.ReadUnits != got.ReadUnits {
+		t.Errorf("attempt 1 ReadUnits = %v, want %v (what DynamoDB reported for the run's calls)", u.ReadUnits, got.ReadUnits)
+	}
+	_ = dynamo.Capacity{}
+}
