@@ -2,3 +2,6 @@ package dynamo
 
 // DecodeBody decodes a stored body (deflate-compressed JSON) for tests.
 var DecodeBody = decodeBody
+
+// EncodeBody encodes a body as the package stores it, for tests.
+var EncodeBody = encodeBody
