@@ -86,6 +86,7 @@ under --state-dir and each attempt runs as a "sortie worker" subprocess.`,
 	root.AddCommand(
 		newRunCmd(g), newSubmitCmd(g), newFollowCmd(g), newGetCmd(g), newListCmd(g),
 		newCancelCmd(g), newResumeCmd(g), newWorkerCmd(g), newReconcileCmd(g),
+		newDynamoCmd(),
 	)
 	return root
 }
