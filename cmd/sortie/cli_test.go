@@ -121,6 +121,14 @@ func TestBadInput(t *testing.T) {
 		{[]string{"follow", "01JZZZZZZZZZZZZZZZZZZZZZZZ", "--after", "x"}, "--after"},
 		{[]string{"list", "--state", "done"}, "state"},
 		{[]string{"get"}, "accepts 1 arg"},
+		{[]string{"submit", "probe", "--vars", "null", "--var", "a=1"}, "--vars"},
+		{[]string{"submit", "probe", "--vars-file", "/dev/null"}, "--vars-file"},
+		{[]string{"run", "probe", "--reconcile-interval", "0"}, "--reconcile-interval"},
+		{[]string{"list", "--log-level", "bogus"}, "--log-level"},
+		{[]string{"frobnicate"}, "unknown command"},
+		{[]string{"run", "examples/wordfreq-py"}, "--runtimes"},
+		{[]string{"run", "examples/wordfreq-py", "--runtimes", "examples/wordfreq-py/agent.json"}, "--runtimes"},
+		{[]string{"run", "probe", "--state-dir", "/proc/no/such"}, "--state-dir"},
 	} {
 		r := c.run(tc.args...)
 		if r.code != 2 || !strings.Contains(r.stderr, tc.want) {
@@ -162,10 +170,34 @@ func TestPythonExecWorker(t *testing.T) {
 	if r.code != 0 || final == nil || len(events) == 0 || !strings.Contains(string(final.Result), `["light",2]`) {
 		t.Fatalf("sortie run examples/wordfreq-py: exit %d, %d events, final %+v\n%s", r.code, len(events), final, r.stderr)
 	}
-	// Without the allowlist the host has no such runtime: the run is rejected.
-	r = c.run("run", "examples/wordfreq-py", "--json", "--var", `text="x"`)
-	_, final = jsonLines(t, r.stdout)
-	if r.code != 1 || final == nil || final.State != sortie.StateRejected || !strings.Contains(final.Reason, "exec:wordfreq-py") {
-		t.Errorf("run without --runtimes: exit %d, final %+v; want rejected naming exec:wordfreq-py", r.code, final)
+}
+
+// An exec worker's stderr lands in the attempt's log file at the default
+// log level, so a crash's traceback is there for the operator.
+func TestExecWorkerStderrIsLogged(t *testing.T) {
+	c := newCLI(t)
+	dir := t.TempDir()
+	files := map[string]string{
+		"crashy/agent.json": `{"name":"crashy","runtime":"exec:crashy"}`,
+		"runtimes.json":     `{"version":"sortie.runtimes/v1","runtimes":{"crashy":{"command":["sh","-c","echo Traceback: boom-line-42 >&2; exit 3"]}}}`,
+	}
+	for name, body := range files {
+		os.MkdirAll(filepath.Dir(filepath.Join(dir, name)), 0o755)
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(body), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	r := c.run("run", filepath.Join(dir, "crashy"), "--runtimes", filepath.Join(dir, "runtimes.json"), "--max-attempts", "1", "--json")
+	_, final := jsonLines(t, r.stdout)
+	if r.code != 1 || final == nil || final.Error == nil || final.Error.Type != "exit" {
+		t.Fatalf("run crashy: exit %d, final %+v; want exit 1, failed with error type exit\n%s", r.code, final, r.stderr)
+	}
+	logs, _ := filepath.Glob(filepath.Join(c.state, "logs", string(final.ID)+"-1.log"))
+	if len(logs) != 1 {
+		t.Fatalf("no log file for %s-1 in %s/logs", final.ID, c.state)
+	}
+	b, _ := os.ReadFile(logs[0])
+	if !strings.Contains(string(b), "boom-line-42") {
+		t.Errorf("log %s lacks the worker's stderr line:\n%s", logs[0], b)
 	}
 }

@@ -18,7 +18,11 @@ func newFollowCmd(g *globals) *cobra.Command {
 	var after string
 	c := &cobra.Command{
 		Use:   "follow RUN_ID",
-		Short: "Print a run's events live until it ends; exit status as for run",
+		Short: "Print a run's events live until it ends or needs input",
+		Long: `Print a run's events live until it ends or needs input. Exit status: 0
+completed, 1 failed or rejected, 2 usage or input error, 3 cancelled,
+4 interrupted (input-required or auth-required), 130 when you stop following
+with Ctrl-C (the run goes on).`,
 		Args:  exactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			cur, err := sortie.ParseCursor(after)
@@ -40,7 +44,6 @@ func follow(ctx context.Context, g *globals, h *host, id sortie.RunID, after sor
 	rctx, stop := context.WithCancel(context.WithoutCancel(ctx))
 	defer stop()
 	go h.engine.RunReconciler(rctx, g.reconcile)
-	start := time.Now()
 	for u, err := range h.client.Follow(ctx, id, after) {
 		if err != nil {
 			if errors.Is(err, context.Canceled) && ctx.Err() != nil {
@@ -53,7 +56,7 @@ func follow(ctx context.Context, g *globals, h *host, id sortie.RunID, after sor
 			printEvent(os.Stdout, g.jsonOut, u.Event)
 			continue
 		}
-		printFinal(os.Stdout, g.jsonOut, u.Run, time.Since(start))
+		printFinal(os.Stdout, g.jsonOut, u.Run)
 		return exitFor(u.Run)
 	}
 	return nil
@@ -78,19 +81,20 @@ func printEvent(w io.Writer, jsonOut bool, e *sortie.Event) {
 	fmt.Fprintf(w, "%-6s %-10s %s\n", e.Cursor(), e.Kind, text)
 }
 
-func printFinal(w io.Writer, jsonOut bool, run *sortie.Run, took time.Duration) {
+func printFinal(w io.Writer, jsonOut bool, run *sortie.Run) {
 	if jsonOut {
 		printJSON(w, map[string]any{"run": run})
 		return
 	}
-	fmt.Fprintf(w, "run %s %s after %d attempt(s) in %s\n", run.ID, run.State, run.Attempt, took.Round(time.Millisecond))
+	took := time.Duration(run.UpdatedMs-run.CreatedMs) * time.Millisecond
+	fmt.Fprintf(w, "run %s %s after %d attempt(s) in %s\n", run.ID, run.State, run.Attempt, took)
 	switch {
 	case run.State == sortie.StateCompleted:
 		printIndented(w, run.Result)
 	case run.State.Interrupted() && run.Interrupt != nil:
 		fmt.Fprintf(w, "needs %s: %s\nresume with: sortie resume %s --input JSON\n", run.State, run.Interrupt.Prompt, run.ID)
 	case run.Error != nil:
-		fmt.Fprintf(w, "error: %s\n", run.Error.Error())
+		fmt.Fprintf(w, "%s: %s\n", run.Error.Type, run.Error.Message)
 	case run.Reason != "":
 		fmt.Fprintf(w, "reason: %s\n", run.Reason)
 	}

@@ -92,7 +92,7 @@ func (g *globals) absStateDir() (string, error) {
 		return "", usagef("--state-dir %q: %v", g.stateDir, err)
 	}
 	if err := os.MkdirAll(filepath.Join(dir, "logs"), 0o700); err != nil {
-		return "", fmt.Errorf("create state dir: %w", err)
+		return "", usagef("--state-dir: %v", err)
 	}
 	return dir, nil
 }
@@ -156,7 +156,7 @@ func (g *globals) launcher(cp *sqlite.ControlPlane, dir string, log *slog.Logger
 	if err != nil {
 		return nil, fmt.Errorf("find the sortie binary for workers: %w", err)
 	}
-	env := append(hostEnv(), "SORTIE_STATE_DIR="+dir, "SORTIE_LOG_LEVEL="+g.logLevel)
+	env := append(hostEnv(), "SORTIE_STATE_DIR="+dir, "SORTIE_LOG_LEVEL="+g.workerLogLevel())
 	if g.runtimes != "" {
 		abs, err := filepath.Abs(g.runtimes)
 		if err != nil {
@@ -219,4 +219,51 @@ func (g *globals) withHost(fn func(h *host) error) error {
 	}
 	defer h.Close()
 	return fn(h)
+}
+
+// validate checks the global flags before any command runs.
+func (g *globals) validate() error {
+	if g.reconcile <= 0 {
+		return usagef("--reconcile-interval %v: must be positive", g.reconcile)
+	}
+	var lvl slog.Level
+	if err := lvl.UnmarshalText([]byte(g.logLevel)); err != nil {
+		return usagef("--log-level %q: want debug, info, warn or error", g.logLevel)
+	}
+	if g.runtimes != "" {
+		if _, err := functions.LoadExecRuntimes(g.runtimes); err != nil {
+			return usagef("--runtimes: %v", err)
+		}
+	}
+	return nil
+}
+
+// workerLogLevel is the level of a worker subprocess's log file: info at
+// least, so an exec worker's stderr (logged at info) is kept.
+func (g *globals) workerLogLevel() string {
+	if g.logLevel == "debug" {
+		return "debug"
+	}
+	return "info"
+}
+
+// checkRuntime refuses, before anything is stored, an exec agent whose
+// runtime the host's allowlist (--runtimes) does not name: on the embedded
+// host the workers share this process's configuration.
+func (g *globals) checkRuntime(m sortie.Manifest) error {
+	id, ok := strings.CutPrefix(m.Runtime, "exec:")
+	if !ok {
+		return nil
+	}
+	if g.runtimes == "" {
+		return usagef("agent %s runs %s: pass --runtimes FILE (or SORTIE_RUNTIMES) naming it", m.Name, m.Runtime)
+	}
+	rt, err := functions.LoadExecRuntimes(g.runtimes)
+	if err != nil {
+		return usagef("--runtimes: %v", err)
+	}
+	if _, ok := rt[id]; !ok {
+		return usagef("agent %s runs %s, which %s does not name", m.Name, m.Runtime, g.runtimes)
+	}
+	return nil
 }

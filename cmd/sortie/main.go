@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"runtime/debug"
+	"strings"
 	"syscall"
 
 	"github.com/sortie-run/sortie"
@@ -53,11 +55,22 @@ func execute(ctx context.Context, args []string) int {
 		return ee.code
 	}
 	fmt.Fprintln(os.Stderr, "sortie:", err)
-	if errors.Is(err, sortie.ErrInvalidArgument) || errors.Is(err, sortie.ErrNotFound) ||
-		errors.Is(err, sortie.ErrIdempotencyConflict) || isUsage(err) {
+	if isInputError(err) {
 		return 2
 	}
 	return 1
+}
+
+// isInputError reports errors that exit 2: bad input, an unknown run, a run
+// in the wrong state for the command, and cobra's own usage errors.
+func isInputError(err error) bool {
+	for _, target := range []error{sortie.ErrInvalidArgument, sortie.ErrNotFound,
+		sortie.ErrIdempotencyConflict, sortie.ErrConflict, sortie.ErrTerminal} {
+		if errors.Is(err, target) {
+			return true
+		}
+	}
+	return isUsage(err) || strings.HasPrefix(err.Error(), "unknown command")
 }
 
 // isUsage reports cobra's own argument and flag errors.
@@ -77,6 +90,10 @@ func newRoot() *cobra.Command {
 		Short:         "Run agents and functions as durable remote executions",
 		SilenceUsage:  true,
 		SilenceErrors: true,
+		Version:       version(),
+		PersistentPreRunE: func(*cobra.Command, []string) error {
+			return g.validate()
+		},
 		Long: `sortie submits runs of agents, follows their events, and cancels, resumes and
 inspects them. On the embedded defaults runs are kept in an SQLite control plane
 under --state-dir and each attempt runs as a "sortie worker" subprocess.`,
@@ -89,4 +106,12 @@ under --state-dir and each attempt runs as a "sortie worker" subprocess.`,
 		newDynamoCmd(),
 	)
 	return root
+}
+
+// version is the module version the binary was built from, or "devel".
+func version() string {
+	if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" && bi.Main.Version != "(devel)" {
+		return bi.Main.Version
+	}
+	return "devel"
 }

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"strings"
 	"text/tabwriter"
 	"time"
 
@@ -56,10 +57,13 @@ func printRun(run *sortie.Run) {
 		fmt.Fprintln(w)
 	}
 	w.Flush()
-	if run.State == sortie.StateCompleted {
+	switch {
+	case run.State == sortie.StateCompleted:
 		printIndented(os.Stdout, run.Result)
-	} else if run.Error != nil {
-		fmt.Printf("error: %s\n", run.Error.Error())
+	case run.State.Interrupted() && run.Interrupt != nil:
+		fmt.Printf("needs %s: %s\nresume with: sortie resume %s --input JSON\n", run.State, run.Interrupt.Prompt, run.ID)
+	case run.Error != nil:
+		fmt.Printf("%s: %s\n", run.Error.Type, run.Error.Message)
 	}
 }
 
@@ -116,6 +120,18 @@ func newListCmd(g *globals) *cobra.Command {
 	return c
 }
 
+// listFlags repeats a query's filters, for the next-page hint.
+func listFlags(q sortie.ListQuery) string {
+	var b strings.Builder
+	for _, f := range [][2]string{{"context", q.ContextID}, {"state", string(q.State)}, {"agent", q.Agent}} {
+		if f[1] != "" {
+			fmt.Fprintf(&b, " --%s %q", f[0], f[1])
+		}
+	}
+	fmt.Fprintf(&b, " --page-size %d", q.PageSize)
+	return b.String()
+}
+
 func newCancelCmd(g *globals) *cobra.Command {
 	var reason string
 	c := &cobra.Command{
@@ -141,13 +157,20 @@ func newCancelCmd(g *globals) *cobra.Command {
 }
 
 func newResumeCmd(g *globals) *cobra.Command {
-	var input string
+	var input, inputFile string
 	var noFollow bool
 	c := &cobra.Command{
 		Use:   "resume RUN_ID --input JSON",
 		Short: "Answer an input-required or auth-required run and follow its next attempt",
 		Args:  exactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if inputFile != "" {
+				b, err := readLimited(inputFile, sortie.MaxVariablesBytes)
+				if err != nil {
+					return usagef("--input-file: %v", err)
+				}
+				input = string(b)
+			}
 			if !json.Valid([]byte(input)) {
 				return usagef("--input: not valid JSON")
 			}
@@ -165,6 +188,7 @@ func newResumeCmd(g *globals) *cobra.Command {
 		},
 	}
 	c.Flags().StringVar(&input, "input", "null", "the answer, as JSON")
+	c.Flags().StringVar(&inputFile, "input-file", "", "read the answer (JSON) from this file (- for stdin)")
 	c.Flags().BoolVar(&noFollow, "no-follow", false, "print the run and return without following")
 	return c
 }

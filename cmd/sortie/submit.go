@@ -39,8 +39,8 @@ func (s *submitFlags) register(c *cobra.Command) {
 func (s *submitFlags) request(agent string) (*sortie.SubmitRequest, error) {
 	vars := map[string]json.RawMessage{}
 	if s.varsJSON != "" {
-		if err := json.Unmarshal([]byte(s.varsJSON), &vars); err != nil {
-			return nil, usagef("--vars: must be a JSON object: %v", err)
+		if err := json.Unmarshal([]byte(s.varsJSON), &vars); err != nil || vars == nil {
+			return nil, usagef("--vars: must be a JSON object, got %.40q", s.varsJSON)
 		}
 	}
 	if s.varsFile != "" {
@@ -93,6 +93,11 @@ func submit(ctx context.Context, g *globals, s *submitFlags, arg string) (*host,
 	if err != nil {
 		return nil, nil, err
 	}
+	for _, m := range extra {
+		if err := g.checkRuntime(m); err != nil {
+			return nil, nil, err
+		}
+	}
 	req, err := s.request(name)
 	if err != nil {
 		return nil, nil, err
@@ -139,8 +144,9 @@ func newRunCmd(g *globals) *cobra.Command {
 		Use:   "run AGENT",
 		Short: "Submit a run, follow it live and print its result",
 		Long: `AGENT is a directory holding agent.json (for example examples/textstats) or the
-name of a built-in agent. Exit status: 0 completed, 1 failed, 2 usage or input
-error, 3 cancelled, 4 interrupted (input-required or auth-required).`,
+name of a built-in agent. Exit status: 0 completed, 1 failed or rejected, 2 usage or
+input error, 3 cancelled, 4 interrupted (input-required or auth-required), 130
+when you stop following with Ctrl-C (the run goes on).`,
 		Args: exactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			h, run, err := submit(cmd.Context(), g, s, args[0])
@@ -169,25 +175,39 @@ func exactArgs(n int) cobra.PositionalArgs {
 }
 
 // readVarsFile merges the JSON object in the operator's file (or stdin) into
-// vars, reading at most one byte past the variables limit.
+// vars.
 func readVarsFile(path string, vars map[string]json.RawMessage) error {
+	b, err := readLimited(path, sortie.MaxVariablesBytes)
+	if err != nil {
+		return usagef("--vars-file: invalid variables: %v", err)
+	}
+	var obj map[string]json.RawMessage
+	if err := json.Unmarshal(b, &obj); err != nil || obj == nil {
+		return usagef("--vars-file: %s must hold a JSON object", path)
+	}
+	for k, v := range obj {
+		vars[k] = v
+	}
+	return nil
+}
+
+// readLimited reads the operator's file (or stdin for "-"), refusing more
+// than limit bytes with an error naming the limit.
+func readLimited(path string, limit int) ([]byte, error) {
 	f := os.Stdin
 	if path != "-" {
 		var err error
 		if f, err = os.Open(path); err != nil {
-			return usagef("--vars-file: %v", err)
+			return nil, err
 		}
 		defer f.Close()
 	}
-	b, err := io.ReadAll(io.LimitReader(f, sortie.MaxVariablesBytes+1))
+	b, err := io.ReadAll(io.LimitReader(f, int64(limit)+1))
 	if err != nil {
-		return usagef("--vars-file: %v", err)
+		return nil, err
 	}
-	if len(b) > sortie.MaxVariablesBytes {
-		return usagef("--vars-file: invalid variables: more than %d bytes", sortie.MaxVariablesBytes)
+	if len(b) > limit {
+		return nil, fmt.Errorf("more than %d bytes (the limit)", limit)
 	}
-	if err := json.Unmarshal(b, &vars); err != nil {
-		return usagef("--vars-file: must hold a JSON object: %v", err)
-	}
-	return nil
+	return b, nil
 }

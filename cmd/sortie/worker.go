@@ -1,7 +1,6 @@
 package main
 
 import (
-	"fmt"
 	"os"
 
 	"github.com/sortie-run/sortie"
@@ -42,10 +41,7 @@ only writes the messages. SIGTERM stops the attempt.`,
 				return usagef("--report %q: want control-plane or stdout", report)
 			}
 			_, err = w.ServeStdio(cmd.Context(), os.Stdin, os.Stdout, mk)
-			if err != nil {
-				return fmt.Errorf("worker: %w", err)
-			}
-			return nil
+			return err
 		},
 	}
 	c.Flags().StringVar(&report, "report", "control-plane", "where to report: control-plane (and stdout) or stdout only")
