@@ -77,7 +77,7 @@ func (c *ControlPlane) change(ctx context.Context, op string, id sortie.RunID, f
 // true when the write succeeded or fn changed nothing; otherwise it returns
 // the item that won (to try again on).
 func (c *ControlPlane) try(ctx context.Context, id sortie.RunID, old item, rec *record, fn func(r *sortie.Run) (bool, error)) (*record, bool, item, error) {
-	prev := *rec.Run
+	prev := condOf(rec.Run)
 	before := endedFlags(rec.Run)
 	changed, err := fn(rec.Run)
 	if err != nil || !changed {
@@ -132,6 +132,16 @@ func (c *ControlPlane) recordEnds(ctx context.Context, rec *record, before []boo
 	return nil
 }
 
+// cond is what a run write is conditional on: the version, state and
+// attempt the run was read at.
+type cond struct {
+	version int64
+	state   sortie.State
+	attempt int
+}
+
+func condOf(r *sortie.Run) cond { return cond{r.Version, r.State, r.Attempt} }
+
 // runAttrs returns the run item's attributes that change with the run.
 func runAttrs(rec *record, body []byte) item {
 	return item{
@@ -176,7 +186,7 @@ func indexUnits(oldKey, newKey int64) float64 {
 // record's units include this write's own, computed from the item sizes
 // as DynamoDB bills them (the difference to what DynamoDB reports is
 // recorded with the run's next write).
-func (c *ControlPlane) encodeUpdate(rec *record, before []bool, old item, pending Capacity, prev sortie.Run) (*record, *dynamodb.UpdateItemInput, Capacity, error) {
+func (c *ControlPlane) encodeUpdate(rec *record, before []bool, old item, pending Capacity, prev cond) (*record, *dynamodb.UpdateItemInput, Capacity, error) {
 	oldKey := valN(old, AttrLease)
 	newKey := nextLeaseKey(oldKey, leaseDue(rec.Run))
 	idx := indexUnits(oldKey, newKey)
@@ -218,10 +228,10 @@ func tooLarge(r *sortie.Run, size int) error {
 
 // updateInput is the UpdateItem that stores set, conditional on the
 // version, state and attempt the run was read at.
-func (c *ControlPlane) updateInput(id sortie.RunID, set item, oldKey, newKey int64, prev sortie.Run) *dynamodb.UpdateItemInput {
+func (c *ControlPlane) updateInput(id sortie.RunID, set item, oldKey, newKey int64, prev cond) *dynamodb.UpdateItemInput {
 	names := map[string]string{"#b": AttrBody, "#v": AttrVersion, "#st": AttrState, "#at": AttrAttempt}
 	values := item{":b": set[AttrBody], ":v": set[AttrVersion], ":st": set[AttrState], ":at": set[AttrAttempt],
-		":pv": attrN(prev.Version), ":pst": attrS(string(prev.State)), ":pat": attrN(int64(prev.Attempt))}
+		":pv": attrN(prev.version), ":pst": attrS(string(prev.state)), ":pat": attrN(int64(prev.attempt))}
 	expr := "SET #b = :b, #v = :v, #st = :st, #at = :at"
 	switch {
 	case newKey == 0 && oldKey != 0:

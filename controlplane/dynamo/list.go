@@ -197,7 +197,7 @@ func (c *ControlPlane) Expired(ctx context.Context, nowMs int64, limit int) ([]*
 			}
 			scanned++
 		}
-		return enoughDue(due, limit, keys, scanned)
+		return needMore(due, limit, keys, scanned)
 	})
 	if err == nil {
 		err = refreshErr
@@ -211,10 +211,11 @@ func (c *ControlPlane) Expired(ctx context.Context, nowMs int64, limit int) ([]*
 	return due[:min(len(due), limit)], nil
 }
 
-// enoughDue reports whether Expired may stop: it has limit due runs and
-// the next index keys are later than the limit-th oldest lease (a key is
-// never later than its lease), or it scanned far enough for one call.
-func enoughDue(due []*sortie.Run, limit int, keys []item, scanned int) bool {
+// needMore reports whether Expired must read on: it has fewer than limit
+// due runs, or the next index keys may still hold an older lease than the
+// limit-th oldest so far (a key is never later than its lease); it stops
+// after scanning 10×limit+100 runs in one call.
+func needMore(due []*sortie.Run, limit int, keys []item, scanned int) bool {
 	if scanned >= 10*limit+100 {
 		return false
 	}
