@@ -29,6 +29,10 @@ type Watcher interface {
 
 // Sealer seals an invocation's secret-bearing configuration before its
 // launch is recorded (envelope encryption bound to run ID and attempt).
+// The engine calls Seal with inv.SealedConfig set to the run's copy at
+// rest ([Run.SealedConfig], made by [ConfigSealer.SealConfig]), which Seal
+// replaces with the attempt's envelope; an invocation without
+// configuration must be left unchanged.
 type Sealer interface {
 	Seal(ctx context.Context, inv *Invocation) error
 }
@@ -44,8 +48,9 @@ type EngineOptions struct {
 	// Report tells workers where to report. Optional; defaults to the
 	// control plane their host configured.
 	Report Report
-	// Sealer seals inline configuration. Optional; without it no
-	// invocation carries sealed configuration.
+	// Sealer seals inline configuration; when it is also a
+	// [ConfigSealer], submissions may carry configuration. Optional;
+	// without it inline configuration is off.
 	Sealer Sealer
 	// Logger receives the engine's logs. Optional; defaults to slog.Default().
 	Logger *slog.Logger
@@ -129,6 +134,9 @@ func (e *Engine) Submit(ctx context.Context, req *SubmitRequest) (*Run, error) {
 // process launched it first) returns the current run without error.
 func (e *Engine) launch(ctx context.Context, run *Run) (*Run, error) {
 	inv := e.invocation(run, run.Attempt+1, NewLaunchID())
+	if len(inv.SealedConfig) > 0 && e.opts.Sealer == nil {
+		return nil, fmt.Errorf("launch run %s: it carries sealed configuration and this engine has no Sealer to re-seal it", run.ID)
+	}
 	if e.opts.Sealer != nil {
 		if err := e.opts.Sealer.Seal(ctx, inv); err != nil {
 			return nil, fmt.Errorf("seal run %s attempt %d: %w", run.ID, inv.Attempt, err)
@@ -148,7 +156,7 @@ func (e *Engine) launch(ctx context.Context, run *Run) (*Run, error) {
 func (e *Engine) invocation(run *Run, attempt int, launchID string) *Invocation {
 	inv := &Invocation{
 		Version: InvocationVersion, RunID: run.ID, Attempt: attempt, LaunchID: launchID,
-		Agent: run.Agent, Variables: run.Variables,
+		Agent: run.Agent, Variables: run.Variables, SealedConfig: run.SealedConfig,
 		DeadlineMs:  e.nowMs() + run.Policy.AttemptTimeoutMs,
 		HeartbeatMs: run.Policy.HeartbeatMs, LeaseMs: run.Policy.LeaseMs,
 		Report: e.opts.Report,

@@ -119,6 +119,10 @@ type Run struct {
 	Labels    map[string]string `json:"labels,omitempty"`
 	Variables json.RawMessage   `json:"variables,omitempty"`
 	Policy    Policy            `json:"policy"`
+	// SealedConfig is the run's inline configuration sealed at rest by the
+	// engine's [ConfigSealer] (never plaintext); each launch re-seals it
+	// for its attempt. Empty when the run has none.
+	SealedConfig json.RawMessage `json:"sealed_config,omitempty"`
 
 	State State `json:"state"`
 	// Reason says why the run was rejected, failed or cancelled.

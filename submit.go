@@ -27,6 +27,14 @@ type SubmitRequest struct {
 	IdempotencyKey string `json:"idempotency_key,omitempty"`
 	// Policy overrides the agent's policy field by field. Optional.
 	Policy Policy `json:"policy,omitzero"`
+	// Config is the run's inline configuration, which may hold secrets: a
+	// JSON object of string values; see [ParseConfig] for its limits. The
+	// engine seals it before anything is stored (see [ConfigSealer]) and
+	// only the worker opens it. It is not part of the request hash, so a
+	// resubmission with the same idempotency key and other configuration
+	// returns the existing run. Optional; refused when the engine's
+	// Sealer is not a [ConfigSealer] (inline configuration off).
+	Config json.RawMessage `json:"config,omitempty"`
 }
 
 // Validate checks every field and limit and returns a [*ValidationError].
@@ -51,15 +59,31 @@ func (r *SubmitRequest) Validate() error {
 			return invalidf("labels", "label %.63q: keys must be 1-63 bytes and values at most 255 bytes of UTF-8", k)
 		}
 	}
-	return r.Policy.Validate()
+	if err := r.Policy.Validate(); err != nil {
+		return err
+	}
+	if hasConfig(r.Config) {
+		_, err := ParseConfig(r.Config)
+		return err
+	}
+	return nil
+}
+
+// hasConfig reports whether an inline configuration is present (neither
+// empty nor JSON null).
+func hasConfig(b json.RawMessage) bool {
+	t := bytes.TrimSpace(b)
+	return len(t) > 0 && !bytes.Equal(t, []byte("null"))
 }
 
 // Hash returns the request hash stored with an idempotency record: the
 // SHA-256 (hex) of the request without its key, with variables in
-// canonical form (object keys sorted), so equal requests hash equal.
+// canonical form (object keys sorted), so equal requests hash equal. The
+// inline configuration is left out: no digest of a secret is stored.
 func (r *SubmitRequest) Hash() string {
 	c := *r
 	c.IdempotencyKey = ""
+	c.Config = nil
 	c.Variables = canonicalJSON(r.Variables)
 	b, _ := json.Marshal(&c)
 	sum := sha256.Sum256(b)
@@ -125,7 +149,7 @@ func (e *Engine) newRun(ctx context.Context, req *SubmitRequest) (*Run, error) {
 	if len(bytes.TrimSpace(vars)) == 0 {
 		vars = json.RawMessage("{}")
 	}
-	return &Run{
+	run := &Run{
 		ID:             NewRunID(e.now()),
 		Agent:          m,
 		ContextID:      req.ContextID,
@@ -134,5 +158,11 @@ func (e *Engine) newRun(ctx context.Context, req *SubmitRequest) (*Run, error) {
 		Policy:         req.Policy.Merge(m.Policy).Merge(e.opts.DefaultPolicy).WithDefaults(),
 		IdempotencyKey: req.IdempotencyKey,
 		RequestHash:    req.Hash(),
-	}, nil
+	}
+	if hasConfig(req.Config) {
+		if err := e.sealConfig(ctx, run, req.Config); err != nil {
+			return nil, err
+		}
+	}
+	return run, nil
 }

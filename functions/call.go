@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"log/slog"
+	"maps"
 	"slices"
 	"time"
 
@@ -14,6 +15,7 @@ import (
 // resume data, events and logger. Its methods are safe for concurrent use.
 type Call struct {
 	inv *sortie.Invocation
+	cfg map[string]string
 	log *slog.Logger
 	out *sender
 }
@@ -74,6 +76,12 @@ func (c *Call) Resume() *sortie.Resume {
 		Input:      bytes.Clone(c.inv.Resume.Input),
 	}
 }
+
+// Config returns a copy of the attempt's opened inline configuration:
+// the variables it sets, all named in the worker's environment allowlist
+// ([InlineConfig.Allow]). It is nil when the run has none. The values may
+// be secrets: never log, emit or return them.
+func (c *Call) Config() map[string]string { return maps.Clone(c.cfg) }
 
 // Logger returns the attempt's logger (the worker's, with run and attempt
 // attributes). Logs go to stderr, never to stdout.

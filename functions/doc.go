@@ -21,8 +21,15 @@
 // `sortie worker`, see [Worker.ServeStdio]), and [Tee] combines them. The
 // NDJSON codec is [MessageReader], [WriteMessage] and [ReadInvocation].
 //
+// Inline configuration (secrets a submission carries, sealed by the engine)
+// is off by default. [InlineConfig] turns it on with an [Opener] and an
+// explicit environment allowlist, the complete set of variables a handler
+// ([Call.Config]) or an exec command (its environment) can see from it; the
+// worker opens it after the claim and rejects a configuration that sets
+// any other variable.
+//
 // Handlers see the attempt through a [Call]: its variables, numbered events
-// ([Call.Emit]), resume data and logger. They end an attempt with a value
+// ([Call.Emit]), resume data, inline configuration and logger. They end an attempt with a value
 // (the result), an error (retryable unless wrapped by [Permanent] or
 // [Rejected]) or [Interrupt] (input-required or auth-required).
 package functions

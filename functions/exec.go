@@ -10,14 +10,20 @@ import (
 	"github.com/sortie-run/sortie"
 )
 
-// execRunner returns the runner of runtime "exec:"+id.
+// execRunner returns the runner of runtime "exec:"+id. The command gets
+// the attempt's inline configuration in its environment, never in the
+// invocation on its stdin.
 func execRunner(id string, spec ExecSpec) runner {
 	return func(ctx context.Context, c *Call, margin time.Duration) sortie.Outcome {
-		input, err := json.Marshal(c.inv)
+		inv := *c.inv
+		inv.SealedConfig = nil
+		input, err := json.Marshal(&inv)
 		if err != nil {
 			return errorOutcome(errTypeError, fmt.Sprintf("exec:%s: encode invocation: %v", id, err), false)
 		}
-		p, err := startProc(spec, append(input, '\n'), c.log.With("runtime", "exec:"+id))
+		run := spec
+		run.Env = withConfig(spec.Env, c.cfg)
+		p, err := startProc(run, append(input, '\n'), c.log.With("runtime", "exec:"+id))
 		if err != nil {
 			return errorOutcome(errTypeError, fmt.Sprintf("exec:%s: start: %v", id, err), false)
 		}

@@ -30,8 +30,9 @@ type ExecSpec struct {
 	Command []string
 	// Dir is the working directory. Optional; defaults to the worker's.
 	Dir string
-	// Env is the complete environment of the command, "KEY=VALUE" entries;
-	// nothing of the worker's environment is inherited.
+	// Env is the complete environment of the command, "KEY=VALUE" entries,
+	// with the variables of the attempt's inline configuration added (see
+	// [InlineConfig]); nothing of the worker's environment is inherited.
 	Env []string
 	// GraceMs is how long the command has to exit after SIGTERM before it
 	// gets SIGKILL, in ms. Optional; defaults to 5000.

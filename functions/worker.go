@@ -29,6 +29,10 @@ type Worker struct {
 	// Logger receives the worker's and handlers' logs. Optional; defaults
 	// to slog.Default() (stderr).
 	Logger *slog.Logger
+	// InlineConfig turns on inline configuration. Optional; nil (the
+	// default) turns it off: an attempt whose invocation carries sealed
+	// configuration is rejected.
+	InlineConfig *InlineConfig
 }
 
 // Causes of a handler context's end.
@@ -58,7 +62,12 @@ type runner func(ctx context.Context, c *Call, margin time.Duration) sortie.Outc
 // It returns an error without executing anything or finishing when inv is
 // invalid ([*sortie.ValidationError]) or the claim fails (wrapping
 // sortie.ErrConflict, ErrCancelRequested or ErrTerminal: a duplicate
-// delivery). An unknown runtime finishes with error type "rejected".
+// delivery). An unknown runtime finishes with error type "rejected", and
+// so does inline configuration on a worker without [InlineConfig] or one
+// that sets a variable outside its allowlist; configuration the Opener
+// cannot open finishes with error type "config" (retryable when the error
+// wraps sortie.ErrUnavailable). Usage.KMSRequests counts the Opener's
+// key-management requests.
 //
 // The handler's context ends when a heartbeat sees the run's cancel request
 // (outcome: error type "cancelled"), when the claim is lost (error type
@@ -78,16 +87,11 @@ func (w *Worker) Execute(ctx context.Context, inv *sortie.Invocation, rep Report
 	claimed := time.Now()
 	a := &attempt{inv: inv, log: log}
 	a.out = &sender{rep: rep, ctx: context.WithoutCancel(ctx)}
-	var o sortie.Outcome
-	if run, ok := w.resolve(inv.Agent.Runtime); ok {
-		o = a.execute(ctx, run)
-	} else {
-		o = errorOutcome(sortie.ErrorTypeRejected, "no runtime "+inv.Agent.Runtime+" on this worker host", false)
-	}
+	o, kmsRequests := w.run(ctx, a)
 	if err := o.Validate(); err != nil {
 		o = errorOutcome(errTypeOutput, "invalid outcome: "+err.Error(), false)
 	}
-	o.Usage = &sortie.Usage{DurationMs: time.Since(claimed).Milliseconds()}
+	o.Usage = &sortie.Usage{DurationMs: time.Since(claimed).Milliseconds(), KMSRequests: int64(kmsRequests)}
 	if err := a.out.finish(o); err != nil {
 		log.Error("finish failed", "err", err)
 		return o, fmt.Errorf("worker: finish run %s attempt %d: %w", inv.RunID, inv.Attempt, err)
@@ -114,6 +118,22 @@ func defaultOwner() string {
 	return fmt.Sprintf("%s/%d", host, os.Getpid())
 }
 
+// run opens the attempt's inline configuration and runs its runtime. It
+// returns the outcome and the key-management requests made.
+func (w *Worker) run(ctx context.Context, a *attempt) (sortie.Outcome, int) {
+	cfg, kmsRequests, refused := w.openConfig(ctx, a.inv)
+	if refused != nil {
+		return *refused, kmsRequests
+	}
+	// cfg is never written again: an abandoned handler may still read it.
+	a.cfg = cfg
+	r, ok := w.resolve(a.inv.Agent.Runtime)
+	if !ok {
+		return errorOutcome(sortie.ErrorTypeRejected, "no runtime "+a.inv.Agent.Runtime+" on this worker host", false), kmsRequests
+	}
+	return a.execute(ctx, r), kmsRequests
+}
+
 // resolve finds the runner of a runtime reference on this host.
 func (w *Worker) resolve(ref string) (runner, bool) {
 	kind, name, _ := strings.Cut(ref, ":")
@@ -133,6 +153,7 @@ func (w *Worker) resolve(ref string) (runner, bool) {
 // attempt is one claimed attempt being executed.
 type attempt struct {
 	inv             *sortie.Invocation
+	cfg             map[string]string // the opened inline configuration
 	log             *slog.Logger
 	out             *sender
 	cancel          context.CancelCauseFunc
@@ -150,7 +171,7 @@ func (a *attempt) execute(ctx context.Context, r runner) sortie.Outcome {
 	defer stop()
 	done := make(chan struct{})
 	beating := a.heartbeats(done)
-	o := r(hctx, &Call{inv: a.inv, log: a.log, out: a.out}, margin)
+	o := r(hctx, &Call{inv: a.inv, cfg: a.cfg, log: a.log, out: a.out}, margin)
 	close(done)
 	<-beating
 	return a.settle(ctx, hctx, o)

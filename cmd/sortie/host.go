@@ -29,6 +29,7 @@ type globals struct {
 	logLevel  string
 	inProcess bool
 	reconcile time.Duration
+	configEnv []string
 }
 
 func (g *globals) register(root *cobra.Command) {
@@ -39,6 +40,7 @@ func (g *globals) register(root *cobra.Command) {
 	f.StringVar(&g.logLevel, "log-level", envOr("SORTIE_LOG_LEVEL", "warn"), "log level on stderr: debug, info, warn, error")
 	f.BoolVar(&g.inProcess, "in-process", false, "run attempts inside this process instead of a sortie worker subprocess")
 	f.DurationVar(&g.reconcile, "reconcile-interval", time.Second, "how often a long-lived command reconciles expired leases")
+	f.StringSliceVar(&g.configEnv, "config-env", configEnvDefault(), "turn inline configuration on: the variables it may set, comma-separated (env SORTIE_CONFIG_ENV); off when empty")
 }
 
 func envOr(k, def string) string {
@@ -118,6 +120,9 @@ func (g *globals) worker(log *slog.Logger) (*functions.Worker, error) {
 		}
 		w.Exec = rt
 	}
+	if err := g.inlineConfig(w); err != nil {
+		return nil, err
+	}
 	return w, nil
 }
 
@@ -126,6 +131,11 @@ func (g *globals) openHost(extra ...sortie.Manifest) (*host, error) {
 	log := g.logger(os.Stderr)
 	cp, dir, err := g.openControlPlane()
 	if err != nil {
+		return nil, err
+	}
+	sealer, err := g.sealer(dir) // before the launcher: it creates the key its worker loads
+	if err != nil {
+		cp.Close()
 		return nil, err
 	}
 	launcher, err := g.launcher(cp, dir, log)
@@ -137,7 +147,7 @@ func (g *globals) openHost(extra ...sortie.Manifest) (*host, error) {
 	for _, m := range extra {
 		agents[m.Name] = m
 	}
-	e := sortie.NewEngine(cp, launcher, agents, &sortie.EngineOptions{Logger: log})
+	e := sortie.NewEngine(cp, launcher, agents, &sortie.EngineOptions{Logger: log, Sealer: sealer})
 	return &host{cp: cp, engine: e, client: sortie.NewClient(e, nil), agents: agents, log: log}, nil
 }
 
@@ -157,6 +167,7 @@ func (g *globals) launcher(cp *sqlite.ControlPlane, dir string, log *slog.Logger
 		return nil, fmt.Errorf("find the sortie binary for workers: %w", err)
 	}
 	env := append(hostEnv(), "SORTIE_STATE_DIR="+dir, "SORTIE_LOG_LEVEL="+g.workerLogLevel())
+	env = append(env, g.configEnvVars()...)
 	if g.runtimes != "" {
 		abs, err := filepath.Abs(g.runtimes)
 		if err != nil {
@@ -235,7 +246,7 @@ func (g *globals) validate() error {
 			return usagef("--runtimes: %v", err)
 		}
 	}
-	return nil
+	return g.validateConfigEnv()
 }
 
 // workerLogLevel is the level of a worker subprocess's log file: info at

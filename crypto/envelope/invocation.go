@@ -1,0 +1,95 @@
+package envelope
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+
+	"github.com/sortie-run/sortie"
+)
+
+// Purposes of the envelopes of an invocation's inline configuration. They
+// go into the key-management context, so a key policy can let workers
+// open only PurposeInvocation.
+const (
+	// PurposeAtRest is the run's copy kept by the control plane between
+	// attempts (attempt 0 in the binding). Only the engine opens it.
+	PurposeAtRest = "config-at-rest"
+	// PurposeInvocation is the copy in one attempt's invocation, bound to
+	// that attempt. Only the worker opens it.
+	PurposeInvocation = "invocation-config"
+)
+
+// Config seals and opens the inline configuration of runs with a [Keeper].
+//
+// On the engine's side it is the [sortie.ConfigSealer]: SealConfig seals a
+// submission's configuration at rest, bound to the run (attempt 0,
+// [PurposeAtRest]), and Seal re-seals that copy for each attempt, bound to
+// the run, the attempt and the invocation version ([PurposeInvocation]).
+// So the control plane only ever stores an envelope, and an attempt's
+// envelope opens for that attempt only.
+//
+// On the worker's side it is the opener of functions.InlineConfig: Open
+// opens an invocation's envelope.
+type Config struct {
+	k *Keeper
+}
+
+var (
+	_ sortie.Sealer       = (*Config)(nil)
+	_ sortie.ConfigSealer = (*Config)(nil)
+)
+
+// NewConfig returns a Config over k.
+func NewConfig(k *Keeper) *Config { return &Config{k: k} }
+
+func atRest(id sortie.RunID, agent string) Binding {
+	return Binding{RunID: string(id), InvocationVersion: sortie.InvocationVersion, Purpose: PurposeAtRest, Agent: agent}
+}
+
+func forAttempt(inv *sortie.Invocation) Binding {
+	return Binding{RunID: string(inv.RunID), Attempt: inv.Attempt, InvocationVersion: inv.Version,
+		Purpose: PurposeInvocation, Agent: inv.Agent.Name}
+}
+
+// SealConfig implements [sortie.ConfigSealer]: it seals config at rest,
+// bound to run.ID and run.Agent.Name.
+func (c *Config) SealConfig(ctx context.Context, run *sortie.Run, config json.RawMessage) (json.RawMessage, error) {
+	sealed, err := c.k.Seal(ctx, config, atRest(run.ID, run.Agent.Name))
+	if err != nil {
+		return nil, fmt.Errorf("seal the configuration of run %s at rest: %w", run.ID, err)
+	}
+	return sealed, nil
+}
+
+// Seal implements [sortie.Sealer]: it replaces inv.SealedConfig, the run's
+// copy at rest, with an envelope bound to inv's run, attempt and version.
+// An invocation without configuration is left unchanged.
+func (c *Config) Seal(ctx context.Context, inv *sortie.Invocation) error {
+	if len(inv.SealedConfig) == 0 {
+		return nil
+	}
+	pt, err := c.k.Open(ctx, inv.SealedConfig, atRest(inv.RunID, inv.Agent.Name))
+	if err != nil {
+		return fmt.Errorf("open the configuration of run %s kept at rest: %w", inv.RunID, err)
+	}
+	defer clear(pt)
+	sealed, err := c.k.Seal(ctx, pt, forAttempt(inv))
+	if err != nil {
+		return fmt.Errorf("seal the configuration of run %s for attempt %d: %w", inv.RunID, inv.Attempt, err)
+	}
+	inv.SealedConfig = sealed
+	return nil
+}
+
+// Open opens inv.SealedConfig, which must be bound to inv's run, attempt
+// and version, and returns the configuration and the key-management
+// requests it made (0 when the data key was cached). Errors are those of
+// [Keeper.Open].
+func (c *Config) Open(ctx context.Context, inv *sortie.Invocation) ([]byte, int, error) {
+	pt, calls, err := c.k.open(ctx, inv.SealedConfig, forAttempt(inv))
+	if err != nil {
+		return nil, calls, fmt.Errorf("open the configuration of run %s attempt %d: %w", inv.RunID, inv.Attempt, err)
+	}
+	return pt, calls, nil
+}

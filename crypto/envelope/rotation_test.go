@@ -1,0 +1,132 @@
+package envelope_test
+
+import (
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/sortie-run/sortie"
+	"github.com/sortie-run/sortie/crypto/envelope"
+	"github.com/sortie-run/sortie/crypto/internal/localkms"
+)
+
+// kid returns the key ID an envelope names.
+func kid(t *testing.T, sealed []byte) string {
+	t.Helper()
+	return fields(t, sealed)["kid"].(string)
+}
+
+// TestRotation walks the rotation procedure of [envelope.Keyring] with
+// local keys and with AWS KMS keys of local-kms.
+func TestRotation(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		old, new func(t *testing.T) envelope.KEK
+	}{
+		{"local keys",
+			func(t *testing.T) envelope.KEK { return localKEK(t, 1) },
+			func(t *testing.T) envelope.KEK { return localKEK(t, 2) }},
+		{"aws kms keys",
+			func(t *testing.T) envelope.KEK { return awsKEK(t, localkms.ARN(localkms.KeyA)) },
+			func(t *testing.T) envelope.KEK { return awsKEK(t, localkms.ARN(localkms.KeyB)) }},
+	} {
+		t.Run(tc.name, func(t *testing.T) { testRotation(t, tc.old(t), tc.new(t)) })
+	}
+}
+
+func testRotation(t *testing.T, oldKEK, newKEK envelope.KEK) {
+	r := ring(t, "key-2025", oldKEK)
+	host := envelope.New(r, nil)
+	before := seal(t, host, secret, binding)
+
+	// 1. Add the new key: seals still use the old primary.
+	if err := r.Add("key-2026", newKEK); err != nil {
+		t.Fatalf("Add(key-2026) = %v", err)
+	}
+	if got := kid(t, seal(t, host, secret, binding)); got != "key-2025" {
+		t.Fatalf("after Add, a new envelope names %q, want the primary key-2025", got)
+	}
+	// 2. Make it primary: new envelopes name it, old ones still open.
+	if err := r.SetPrimary("key-2026"); err != nil {
+		t.Fatalf("SetPrimary(key-2026) = %v", err)
+	}
+	after := seal(t, host, secret, binding)
+	if got := kid(t, after); got != "key-2026" {
+		t.Fatalf("after SetPrimary, a new envelope names %q, want key-2026", got)
+	}
+	// A worker whose ring lacks the new key cannot open it, and says which
+	// key it lacks: workers get the key before any host makes it primary.
+	lagging := envelope.New(ring(t, "key-2025", oldKEK), nil)
+	if _, err := lagging.Open(bg, after, binding); !errors.Is(err, envelope.ErrUnknownKey) || !strings.Contains(err.Error(), `"key-2026"`) {
+		t.Errorf("Open of a key-2026 envelope by a ring without it = %v, want ErrUnknownKey naming key-2026", err)
+	}
+	// 3. Keep the old key while its envelopes live: both open.
+	for name, s := range map[string][]byte{"before": before, "after": after} {
+		if got := open(t, host, s, binding); got != secret {
+			t.Errorf("Open(%s rotation) = %q, want %q", name, got, secret)
+		}
+	}
+	// 4. Remove the old key: its envelopes fail, naming it; new ones open.
+	if err := r.Remove("key-2026"); !errors.Is(err, sortie.ErrInvalidArgument) {
+		t.Errorf("Remove(primary) = %v, want sortie.ErrInvalidArgument", err)
+	}
+	if err := r.Remove("key-2025"); err != nil {
+		t.Fatalf("Remove(key-2025) = %v", err)
+	}
+	if _, err := host.Open(bg, before, binding); !errors.Is(err, envelope.ErrUnknownKey) || !strings.Contains(err.Error(), `"key-2025"`) {
+		t.Errorf("Open of a key-2025 envelope after Remove = %v, want ErrUnknownKey naming key-2025", err)
+	}
+	if got := open(t, host, after, binding); got != secret {
+		t.Errorf("Open(after rotation) = %q after Remove, want %q", got, secret)
+	}
+}
+
+// The run's copy at rest names the old key after rotation; the engine's
+// re-seal for the next attempt uses the new primary.
+func TestRotationReSealsAttemptsWithNewPrimary(t *testing.T) {
+	r := ring(t, "key-2025", localKEK(t, 1))
+	cfg := envelope.NewConfig(envelope.New(r, nil))
+	run := &sortie.Run{ID: sortie.RunID(binding.RunID), Agent: sortie.Manifest{Name: "probe", Runtime: "go:probe"}}
+	atRest, err := cfg.SealConfig(bg, run, []byte(secret))
+	if err != nil {
+		t.Fatalf("SealConfig = %v", err)
+	}
+	if err := r.Add("key-2026", localKEK(t, 2)); err != nil {
+		t.Fatal(err)
+	}
+	if err := r.SetPrimary("key-2026"); err != nil {
+		t.Fatal(err)
+	}
+	inv := &sortie.Invocation{Version: sortie.InvocationVersion, RunID: run.ID, Attempt: 2, Agent: run.Agent, SealedConfig: atRest}
+	if err := cfg.Seal(bg, inv); err != nil {
+		t.Fatalf("Seal(attempt 2 from a key-2025 copy at rest) = %v", err)
+	}
+	if got := kid(t, inv.SealedConfig); got != "key-2026" {
+		t.Errorf("attempt 2's envelope names %q, want the new primary key-2026", got)
+	}
+	if got, _, err := cfg.Open(bg, inv); err != nil || string(got) != secret {
+		t.Errorf("Open(attempt 2) = %q, %v; want %q", got, err, secret)
+	}
+}
+
+func TestKeyringRefusesBadChanges(t *testing.T) {
+	r := ring(t, "a", localKEK(t, 1))
+	for name, err := range map[string]error{
+		"Add(duplicate)":      r.Add("a", localKEK(t, 2)),
+		"Add(bad ID)":         r.Add("a/b", localKEK(t, 2)),
+		"Add(nil KEK)":        r.Add("b", nil),
+		"SetPrimary(unknown)": r.SetPrimary("zz"),
+		"Remove(unknown)":     r.Remove("zz"),
+		"Remove(the primary)": r.Remove("a"),
+	} {
+		if err == nil {
+			t.Errorf("%s = nil error, want an error", name)
+		}
+	}
+	if _, err := envelope.NewKeyring("", localKEK(t, 1)); !errors.Is(err, sortie.ErrInvalidArgument) {
+		t.Errorf(`NewKeyring("") = %v, want sortie.ErrInvalidArgument`, err)
+	}
+	if got := r.IDs(); len(got) != 1 || got[0] != "a" || r.Primary() != "a" {
+		t.Errorf("after refused changes IDs() = %v, Primary() = %q; want [a] and a", got, r.Primary())
+	}
+}

@@ -1,0 +1,144 @@
+package sign
+
+import (
+	"crypto/hmac"
+	"encoding/base64"
+	"fmt"
+	"io"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/sortie-run/sortie"
+)
+
+// VerifierOptions configures a [Verifier]. A nil *VerifierOptions means
+// the defaults.
+type VerifierOptions struct {
+	// Tolerance is how far a timestamp may be from now, either way.
+	// Optional; defaults to [DefaultTolerance] (5 minutes).
+	Tolerance time.Duration
+	// Replay remembers accepted message IDs until their timestamp leaves
+	// the tolerance. Optional; defaults to a [MemoryReplayCache] of
+	// 100,000 IDs on the verifier's clock.
+	Replay ReplayCache
+	// Now is the clock. Optional; defaults to time.Now.
+	Now func() time.Time
+}
+
+// Verifier checks Standard Webhooks signatures with one or more secrets
+// (all of them during a rotation), the timestamp tolerance and a replay
+// cache. It is safe for concurrent use.
+type Verifier struct {
+	keys      [][]byte
+	tolerance time.Duration
+	replay    ReplayCache
+	now       func() time.Time
+}
+
+// NewVerifier returns a verifier accepting a signature by any of secrets
+// (at least one; see [ParseSecret]). opts may be nil.
+func NewVerifier(secrets []string, opts *VerifierOptions) (*Verifier, error) {
+	keys, err := parseSecrets(secrets)
+	if err != nil {
+		return nil, err
+	}
+	v := &Verifier{keys: keys, tolerance: DefaultTolerance, now: time.Now}
+	if opts != nil {
+		if opts.Tolerance > 0 {
+			v.tolerance = opts.Tolerance
+		}
+		v.replay = opts.Replay
+		if opts.Now != nil {
+			v.now = opts.Now
+		}
+	}
+	if v.replay == nil {
+		v.replay = NewMemoryReplayCache(&MemoryReplayCacheOptions{Now: v.now})
+	}
+	return v, nil
+}
+
+// Verify checks the message body with the headers h: the ID, a timestamp
+// within the tolerance, a "v1" signature (in constant time) by one of the
+// secrets, and then that the ID was not accepted before. Signatures of
+// other versions are ignored. Errors wrap [ErrMissingHeader],
+// [ErrTimestamp], [ErrSignature] or [ErrReplay].
+func (v *Verifier) Verify(h http.Header, body []byte) error {
+	id := h.Get(HeaderID)
+	if err := checkID(id); err != nil {
+		return fmt.Errorf("verify webhook: %w", err)
+	}
+	ts, err := v.timestamp(h.Get(HeaderTimestamp))
+	if err != nil {
+		return fmt.Errorf("verify webhook %s: %w", id, err)
+	}
+	sigs := h.Get(HeaderSignature)
+	if sigs == "" || len(sigs) > maxSignatureList {
+		return fmt.Errorf("verify webhook %s: %s must hold 1-%d bytes: %w", id, HeaderSignature, maxSignatureList, ErrMissingHeader)
+	}
+	if !v.signed(strings.Fields(sigs), id, ts, body) {
+		return fmt.Errorf("verify webhook %s: %w", id, ErrSignature)
+	}
+	if v.replay.Seen(id, time.Unix(ts, 0).Add(v.tolerance)) {
+		return fmt.Errorf("verify webhook %s: %w", id, ErrReplay)
+	}
+	return nil
+}
+
+// timestamp parses the header (Unix seconds) and checks the tolerance.
+func (v *Verifier) timestamp(s string) (int64, error) {
+	ts, err := strconv.ParseInt(s, 10, 64)
+	if err != nil || ts < 0 || len(s) > 12 || strings.HasPrefix(s, "+") {
+		return 0, fmt.Errorf("%s %.20q is not Unix seconds: %w", HeaderTimestamp, s, ErrMissingHeader)
+	}
+	now := v.now()
+	if d := now.Sub(time.Unix(ts, 0)); d > v.tolerance || d < -v.tolerance {
+		return 0, fmt.Errorf("%s %d is %s from now, tolerance %s: %w", HeaderTimestamp, ts, d.Round(time.Second), v.tolerance, ErrTimestamp)
+	}
+	return ts, nil
+}
+
+// signed reports whether a "v1" signature matches one of the secrets.
+func (v *Verifier) signed(sigs []string, id string, ts int64, body []byte) bool {
+	if len(sigs) > maxSignatures {
+		sigs = sigs[:maxSignatures]
+	}
+	want := make([][]byte, len(v.keys))
+	for i, k := range v.keys {
+		want[i] = mac(k, id, ts, body)
+	}
+	ok := false
+	for _, s := range sigs {
+		version, b64, found := strings.Cut(s, ",")
+		if !found || version != "v1" {
+			continue
+		}
+		got, err := base64.StdEncoding.DecodeString(b64)
+		if err != nil {
+			continue
+		}
+		for _, w := range want {
+			ok = hmac.Equal(got, w) || ok
+		}
+	}
+	return ok
+}
+
+// VerifyRequest reads r's body (at most maxBytes) and verifies it with
+// r's headers; it returns the body. A larger body is a
+// [*sortie.ValidationError].
+func (v *Verifier) VerifyRequest(r *http.Request, maxBytes int64) ([]byte, error) {
+	body, err := io.ReadAll(io.LimitReader(r.Body, maxBytes+1))
+	if err != nil {
+		return nil, fmt.Errorf("verify webhook: read body: %w", err)
+	}
+	if int64(len(body)) > maxBytes {
+		return nil, sortie.Invalidf("body", "over %d bytes", maxBytes)
+	}
+	if err := v.Verify(r.Header, body); err != nil {
+		return nil, err
+	}
+	return body, nil
+}
