@@ -23,7 +23,7 @@ func newFollowCmd(g *globals) *cobra.Command {
 completed, 1 failed or rejected, 2 usage or input error, 3 cancelled,
 4 interrupted (input-required or auth-required), 130 when you stop following
 with Ctrl-C (the run goes on).`,
-		Args:  exactArgs(1),
+		Args: exactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			cur, err := sortie.ParseCursor(after)
 			if err != nil {

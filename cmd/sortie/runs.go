@@ -105,7 +105,7 @@ func newListCmd(g *globals) *cobra.Command {
 				}
 				w.Flush()
 				if page.NextPageToken != "" {
-					fmt.Printf("more: sortie list --page-token %s\n", page.NextPageToken)
+					fmt.Printf("more: sortie list%s --page-token %s\n", listFlags(q), page.NextPageToken)
 				}
 				return nil
 			})
