@@ -134,13 +134,13 @@ func (e *Engine) Submit(ctx context.Context, req *SubmitRequest) (*Run, error) {
 // process launched it first) returns the current run without error.
 func (e *Engine) launch(ctx context.Context, run *Run) (*Run, error) {
 	inv := e.invocation(run, run.Attempt+1, NewLaunchID())
-	if len(inv.SealedConfig) > 0 && e.opts.Sealer == nil {
-		return nil, fmt.Errorf("launch run %s: it carries sealed configuration and this engine has no Sealer to re-seal it", run.ID)
-	}
-	if e.opts.Sealer != nil {
-		if err := e.opts.Sealer.Seal(ctx, inv); err != nil {
-			return nil, fmt.Errorf("seal run %s attempt %d: %w", run.ID, inv.Attempt, err)
-		}
+	if err := e.seal(ctx, inv); errors.Is(err, ErrUnavailable) {
+		// Transient: the run stays reserved and the reconciler launches it
+		// once its lease expires; the submission itself succeeded.
+		e.log.Warn("launch deferred", "run", run.ID, "attempt", inv.Attempt, "err", err)
+		return run, nil
+	} else if err != nil {
+		return e.failLaunch(ctx, inv, err)
 	}
 	rec, err := e.cp.RecordLaunch(ctx, Launch{RunID: run.ID, Attempt: inv.Attempt, LaunchID: inv.LaunchID, NowMs: e.nowMs()})
 	if errors.Is(err, ErrConflict) || errors.Is(err, ErrTerminal) || errors.Is(err, ErrCancelRequested) {
@@ -151,6 +151,35 @@ func (e *Engine) launch(ctx context.Context, run *Run) (*Run, error) {
 	inv.DeadlineMs = rec.Current().LaunchedMs + rec.Policy.AttemptTimeoutMs
 	e.start(inv)
 	return rec, nil
+}
+
+// seal seals the invocation's configuration for its attempt.
+func (e *Engine) seal(ctx context.Context, inv *Invocation) error {
+	if e.opts.Sealer == nil {
+		if len(inv.SealedConfig) > 0 {
+			return fmt.Errorf("seal run %s: it carries sealed configuration and this engine has no Sealer to re-seal it", inv.RunID)
+		}
+		return nil
+	}
+	if err := e.opts.Sealer.Seal(ctx, inv); err != nil {
+		return fmt.Errorf("seal run %s attempt %d: %w", inv.RunID, inv.Attempt, err)
+	}
+	return nil
+}
+
+// failLaunch ends an attempt that cannot be sealed (a key removed from the
+// ring, no sealer): it records the launch and finishes it at once with a
+// permanent error of type "seal", so the run fails with the reason instead
+// of being relaunched forever.
+func (e *Engine) failLaunch(ctx context.Context, inv *Invocation, cause error) (*Run, error) {
+	e.log.Error("launch refused", "run", inv.RunID, "attempt", inv.Attempt, "err", cause)
+	l := Launch{RunID: inv.RunID, Attempt: inv.Attempt, LaunchID: inv.LaunchID, NowMs: e.nowMs()}
+	if _, err := e.cp.RecordLaunch(ctx, l); err != nil {
+		return e.cp.Get(ctx, inv.RunID)
+	}
+	msg := &ErrorMessage{Type: ErrorTypeSeal, Message: cause.Error()}
+	return e.cp.Finish(ctx, Finish{RunID: inv.RunID, Attempt: inv.Attempt, LaunchID: inv.LaunchID,
+		Outcome: Outcome{Error: msg}, NowMs: e.nowMs()})
 }
 
 func (e *Engine) invocation(run *Run, attempt int, launchID string) *Invocation {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"sync/atomic"
@@ -116,8 +117,9 @@ func TestSubmitWithOneIdempotencyKeyMakesOneRun(t *testing.T) {
 func TestSubmitRefusesBadInputAndStoresNothing(t *testing.T) {
 	r := newRig(t, nil)
 	for field, req := range map[string]*sortie.SubmitRequest{
-		"agent":     {Agent: "nobody"},
-		"variables": {Agent: "probe", Variables: json.RawMessage(`[]`)},
+		"agent":           {Agent: "nobody"},
+		"variables":       {Agent: "probe", Variables: json.RawMessage(`[]`)},
+		"policy.lease_ms": {Agent: "probe", Policy: sortie.Policy{HeartbeatMs: 1000, LeaseMs: 500}},
 	} {
 		var ve *sortie.ValidationError
 		if _, err := r.client.Submit(context.Background(), req); !errors.As(err, &ve) || ve.Field != field {
@@ -238,4 +240,45 @@ func TestLaunchFailureRetriesThenFails(t *testing.T) {
 	if run.State != sortie.StateFailed || run.Attempt != 3 || run.Error.Type != sortie.ErrorTypeLaunch {
 		t.Errorf("run = %s after %d attempts, error %v; want failed after 3 launch errors", run.State, run.Attempt, run.Error)
 	}
+}
+
+// refusingSealer stands for a keyring whose primary key is gone (err
+// permanent) or a KMS that is down (err wraps ErrUnavailable).
+type refusingSealer struct{ err error }
+
+func (s *refusingSealer) Seal(context.Context, *sortie.Invocation) error { return s.err }
+
+// A launch whose configuration cannot be sealed fails the run with the
+// reason when the cause is permanent, and waits for the reconciler when it
+// is transient; it is never relaunched forever.
+func TestSealFailure(t *testing.T) {
+	r := newRig(t, nil)
+	sealer := &refusingSealer{err: errors.New(`key "k1" is not in the ring`)}
+	r.engine = sortie.NewEngine(r.cp, r.launcherOf(t), probeAgent, &sortie.EngineOptions{Sealer: sealer})
+	run, err := r.engine.Submit(context.Background(), &sortie.SubmitRequest{Agent: "probe"})
+	if err != nil || run.State != sortie.StateFailed || run.Error == nil || run.Error.Type != sortie.ErrorTypeSeal {
+		t.Fatalf("Submit with a permanently failing sealer = %+v, %v; want the run failed with error type seal", run, err)
+	}
+
+	sealer.err = fmt.Errorf("kms: %w", sortie.ErrUnavailable)
+	waiting, err := r.engine.Submit(context.Background(), &sortie.SubmitRequest{Agent: "probe"})
+	if err != nil || waiting.State != sortie.StateSubmitted || waiting.Attempt != 0 {
+		t.Fatalf("Submit with KMS down = %+v, %v; want the run reserved, not launched, and no error", waiting, err)
+	}
+	sealer.err = nil // KMS is back: the reconciler launches the run once its launch grace passed
+	r.engine = sortie.NewEngine(r.cp, r.launcherOf(t), probeAgent, &sortie.EngineOptions{Sealer: sealer,
+		Now: func() time.Time { return time.Now().Add(time.Minute) }})
+	done := r.reconcileUntil(t, waiting.ID, "completed", func(r *sortie.Run) bool { return r.State == sortie.StateCompleted })
+	if done.Attempt != 1 {
+		t.Errorf("deferred run completed on attempt %d, want 1", done.Attempt)
+	}
+}
+
+func (r *rig) launcherOf(t *testing.T) sortie.Launcher {
+	l, err := local.New(&local.Options{InProcess: func(ctx context.Context, inv *sortie.Invocation) error { return r.execute(ctx, inv) }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { l.Close() })
+	return l
 }

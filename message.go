@@ -89,6 +89,9 @@ const (
 	ErrorTypeStartTimeout = "start_timeout"
 	// ErrorTypeLaunch is what the engine records when Start failed.
 	ErrorTypeLaunch = "launch"
+	// ErrorTypeSeal is what the engine records when it cannot seal an
+	// attempt's configuration (a key gone from the ring); it is permanent.
+	ErrorTypeSeal = "seal"
 )
 
 func (e *ErrorMessage) Error() string { return e.Type + ": " + e.Message }

@@ -81,6 +81,18 @@ func (p Policy) Validate() error {
 	return nil
 }
 
+// checkLiveness checks an effective policy (defaults applied): a lease
+// must outlive a heartbeat interval, and an attempt its heartbeat.
+func (p Policy) checkLiveness() error {
+	if p.LeaseMs < p.HeartbeatMs {
+		return invalidf("policy.lease_ms", "%d ms is shorter than heartbeat_ms %d ms; a lease must outlive a heartbeat interval (three is the default)", p.LeaseMs, p.HeartbeatMs)
+	}
+	if p.AttemptTimeoutMs < p.HeartbeatMs {
+		return invalidf("policy.attempt_timeout_ms", "%d ms is shorter than heartbeat_ms %d ms", p.AttemptTimeoutMs, p.HeartbeatMs)
+	}
+	return nil
+}
+
 // Merge returns p with each zero field taken from def.
 func (p Policy) Merge(def Policy) Policy {
 	pick := func(a, b int64) int64 {

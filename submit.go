@@ -159,6 +159,9 @@ func (e *Engine) newRun(ctx context.Context, req *SubmitRequest) (*Run, error) {
 		IdempotencyKey: req.IdempotencyKey,
 		RequestHash:    req.Hash(),
 	}
+	if err := run.Policy.checkLiveness(); err != nil {
+		return nil, err
+	}
 	if hasConfig(req.Config) {
 		if err := e.sealConfig(ctx, run, req.Config); err != nil {
 			return nil, err

@@ -129,6 +129,8 @@ func TestBadInput(t *testing.T) {
 		{[]string{"run", "examples/wordfreq-py"}, "--runtimes"},
 		{[]string{"run", "examples/wordfreq-py", "--runtimes", "examples/wordfreq-py/agent.json"}, "--runtimes"},
 		{[]string{"run", "probe", "--state-dir", "/proc/no/such"}, "--state-dir"},
+		{[]string{"submit", "probe", "--policy", `{"heartbeat_ms":1000,"lease_ms":500}`}, "policy.lease_ms"},
+		{[]string{"submit", "probe", "--config-file", big}, "config"},
 	} {
 		r := c.run(tc.args...)
 		if r.code != 2 || !strings.Contains(r.stderr, tc.want) {
@@ -199,5 +201,35 @@ func TestExecWorkerStderrIsLogged(t *testing.T) {
 	b, _ := os.ReadFile(logs[0])
 	if !strings.Contains(string(b), "boom-line-42") {
 		t.Errorf("log %s lacks the worker's stderr line:\n%s", logs[0], b)
+	}
+}
+
+// Inline configuration travels sealed: the secret reaches no stored byte,
+// log line or output of a full run.
+func TestInlineConfigNeverStoredInPlaintext(t *testing.T) {
+	c := newCLI(t)
+	const canary = "canary-7f3a9c2e-secret"
+	cfg := filepath.Join(t.TempDir(), "config.json")
+	if err := os.WriteFile(cfg, []byte(`{"API_TOKEN":"`+canary+`"}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	r := c.run("run", "probe", "--config-env", "API_TOKEN", "--config-file", cfg, "--json", "--var", "events=2")
+	if r.code != 0 {
+		t.Fatalf("run with --config-file: exit %d\n%s", r.code, r.stderr)
+	}
+	if strings.Contains(r.stdout+r.stderr, canary) {
+		t.Errorf("the canary appears in the CLI output")
+	}
+	filepath.WalkDir(c.state, func(path string, d os.DirEntry, err error) error {
+		if err == nil && !d.IsDir() {
+			if b, _ := os.ReadFile(path); strings.Contains(string(b), canary) {
+				t.Errorf("the canary appears in plaintext in %s", path)
+			}
+		}
+		return nil
+	})
+	r = c.run("run", "probe", "--config-file", cfg)
+	if r.code != 2 || !strings.Contains(r.stderr, "config") {
+		t.Errorf("run with --config-file but inline configuration off: exit %d, %q; want exit 2 naming config", r.code, r.stderr)
 	}
 }

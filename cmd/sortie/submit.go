@@ -17,6 +17,7 @@ type submitFlags struct {
 	vars        []string
 	varsJSON    string
 	varsFile    string
+	configFile  string
 	contextID   string
 	labels      []string
 	key         string
@@ -29,6 +30,7 @@ func (s *submitFlags) register(c *cobra.Command) {
 	f.StringArrayVar(&s.vars, "var", nil, "a variable NAME=VALUE (VALUE is JSON if it parses, else a string); repeatable")
 	f.StringVar(&s.varsJSON, "vars", "", "all variables as one JSON object")
 	f.StringVar(&s.varsFile, "vars-file", "", "read the variables object from this JSON file (- for stdin)")
+	f.StringVar(&s.configFile, "config-file", "", "inline configuration (secrets) from this JSON file of string values; sealed before it is stored; needs --config-env")
 	f.StringVar(&s.contextID, "context", "", "context ID grouping related runs")
 	f.StringArrayVar(&s.labels, "label", nil, "a label KEY=VALUE; repeatable")
 	f.StringVar(&s.key, "idempotency-key", "", "submitting again with the same key returns the same run")
@@ -83,8 +85,16 @@ func (s *submitFlags) request(agent string) (*sortie.SubmitRequest, error) {
 	if s.maxAttempts != 0 {
 		policy.MaxAttempts = s.maxAttempts
 	}
-	return &sortie.SubmitRequest{Agent: agent, Variables: b, ContextID: s.contextID, Labels: labels,
-		IdempotencyKey: s.key, Policy: policy}, nil
+	req := &sortie.SubmitRequest{Agent: agent, Variables: b, ContextID: s.contextID, Labels: labels,
+		IdempotencyKey: s.key, Policy: policy}
+	if s.configFile != "" {
+		cfg, err := readLimited(s.configFile, sortie.MaxConfigBytes)
+		if err != nil {
+			return nil, usagef("--config-file: invalid config: %v", err)
+		}
+		req.Config = cfg
+	}
+	return req, nil
 }
 
 // submit resolves the agent argument, opens the host and submits.
