@@ -166,7 +166,7 @@ func (g *globals) launcher(cp *sqlite.ControlPlane, dir string, log *slog.Logger
 	if err != nil {
 		return nil, fmt.Errorf("find the sortie binary for workers: %w", err)
 	}
-	env := append(hostEnv(), "SORTIE_STATE_DIR="+dir, "SORTIE_LOG_LEVEL="+g.workerLogLevel())
+	env := append(local.DefaultEnv(), "SORTIE_STATE_DIR="+dir, "SORTIE_LOG_LEVEL="+g.workerLogLevel())
 	env = append(env, g.configEnvVars()...)
 	if g.runtimes != "" {
 		abs, err := filepath.Abs(g.runtimes)
@@ -189,18 +189,6 @@ func resolveAgent(arg string) (name string, extra []sortie.Manifest, err error) 
 		return "", nil, err
 	}
 	return m.Name, []sortie.Manifest{m}, nil
-}
-
-// hostEnv is the part of this process's environment a worker may see: no
-// credentials, only what programs need to run.
-func hostEnv() []string {
-	var env []string
-	for _, k := range []string{"PATH", "HOME", "TMPDIR", "LANG", "TZ"} {
-		if v, ok := os.LookupEnv(k); ok {
-			env = append(env, k+"="+v)
-		}
-	}
-	return env
 }
 
 // loadManifest reads an agent manifest file the operator named on the

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"github.com/sortie-run/sortie/launchers/local"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -100,7 +101,7 @@ func TestWorkerSubprocessOpensConfig(t *testing.T) {
 		{"SORTIE_CONFIG_ENV=", "inline configuration, which is off"},
 	} {
 		cmd := exec.Command(sortieBin, "--state-dir", dir, "worker", "--report", "stdout")
-		cmd.Env = append(hostEnv(), tc.env)
+		cmd.Env = append(local.DefaultEnv(), tc.env)
 		cmd.Stdin = bytes.NewReader(append(inv, '\n'))
 		var out, errb bytes.Buffer
 		cmd.Stdout, cmd.Stderr = &out, &errb

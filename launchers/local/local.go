@@ -122,7 +122,7 @@ func (l *Launcher) initSubprocess() error {
 	l.opts.Command = append([]string{path}, l.opts.Command[1:]...)
 	l.resource = filepath.Base(path)
 	if l.opts.Env == nil {
-		l.opts.Env = hostEnv()
+		l.opts.Env = DefaultEnv()
 	}
 	if l.opts.LogDir != "" {
 		dir, err := filepath.Abs(l.opts.LogDir)
@@ -137,7 +137,10 @@ func (l *Launcher) initSubprocess() error {
 	return nil
 }
 
-func hostEnv() []string {
+// DefaultEnv returns the part of this process's environment a worker gets
+// by default: PATH, HOME, TMPDIR, LANG and TZ, nothing else, so the host's
+// credentials never reach a worker. Hosts append their own settings to it.
+func DefaultEnv() []string {
 	env := []string{}
 	for _, k := range defaultEnv {
 		if v, ok := os.LookupEnv(k); ok {
