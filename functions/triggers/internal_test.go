@@ -1,0 +1,96 @@
+package triggers
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+func TestGlob(t *testing.T) {
+	for _, tc := range []struct {
+		pat, s string
+		want   bool
+	}{
+		{"*", "", true}, {"*", "a/b/c", true}, {"uploads/*.csv", "uploads/2026/a.csv", true},
+		{"uploads/*.csv", "uploads/a.json", false}, {"a?c", "abc", true}, {"a?c", "ac", false},
+		{"ObjectCreated:*", "ObjectCreated:Put", true}, {"ObjectCreated:*", "ObjectRemoved:Delete", false},
+		{`a\*b`, "a*b", true}, {`a\*b`, "axb", false}, {"*a*b*", "xxaxxbxx", true}, {"*a*b", "ba", false},
+		{"é?", "éü", true}, {"exact", "exact", true}, {"exact", "exactly", false},
+	} {
+		g, err := compileGlob(tc.pat)
+		if err != nil {
+			t.Fatalf("compileGlob(%q) = %v", tc.pat, err)
+		}
+		if got := g.match(tc.s); got != tc.want {
+			t.Errorf("glob %q match %q = %v, want %v", tc.pat, tc.s, got, tc.want)
+		}
+	}
+}
+
+func TestTemplates(t *testing.T) {
+	doc, err := decodeDoc([]byte(`{"a":{"b":"x","n":12,"arr":[{"k":"first"}],"obj":{"z":true}}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ev := &Event{Kind: KindS3, ID: "id-1", Source: "src", Doc: doc}
+	for _, tc := range []struct {
+		tmpl string
+		want any
+	}{
+		{"${a.b}", "x"}, {"${a.n}", json.Number("12")}, {"n=${a.n}", "n=12"}, {"${a.arr.0.k}", "first"},
+		{"${a.obj}", map[string]any{"z": true}}, {"o=${a.obj}", `o={"z":true}`}, {"$${a.b} ${@kind}:${@id}", "${a.b} s3:id-1"},
+		{"plain", "plain"}, {"", ""},
+	} {
+		tm, err := compileTemplate(tc.tmpl)
+		if err != nil {
+			t.Fatalf("compileTemplate(%q) = %v", tc.tmpl, err)
+		}
+		got, err := tm.value(ev)
+		if err != nil {
+			t.Fatalf("template %q value = %v", tc.tmpl, err)
+		}
+		if d := cmp.Diff(tc.want, got); d != "" {
+			t.Errorf("template %q (-want +got):\n%s", tc.tmpl, d)
+		}
+	}
+	for tmpl, want := range map[string]string{"${a.missing}": `no field "missing" in the event at a`,
+		"${a.b.c}": "a.b is a string, not an object", "${a.arr.3}": "not an index of the 1-item array", "${@message}": "no such field"} {
+		tm, err := compileTemplate(tmpl)
+		if err != nil {
+			t.Fatalf("compileTemplate(%q) = %v", tmpl, err)
+		}
+		if _, err := tm.value(ev); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("template %q value = %v, want an error saying %q", tmpl, err, want)
+		}
+	}
+}
+
+// Keys are at most 255 bytes: a long identity is replaced by its SHA-256.
+func TestIdempotencyKeyHashesLongIdentities(t *testing.T) {
+	short := &Event{Kind: KindSQS, ID: "m-1"}
+	if got := IdempotencyKey("orders", short); got != "trigger/orders/sqs:m-1" {
+		t.Errorf("IdempotencyKey(orders, m-1) = %q, want trigger/orders/sqs:m-1", got)
+	}
+	long := &Event{Kind: KindS3, ID: "bucket/seq/" + strings.Repeat("k", 300)}
+	other := &Event{Kind: KindS3, ID: long.ID + "x"}
+	got := IdempotencyKey(strings.Repeat("r", 63), long)
+	if len(got) > 255 || !strings.Contains(got, ":sha256:") {
+		t.Errorf("IdempotencyKey(long) = %q (%d bytes), want a sha256 key of at most 255 bytes", got, len(got))
+	}
+	if got == IdempotencyKey(strings.Repeat("r", 63), other) {
+		t.Errorf("two long identities got the same key %q", got)
+	}
+	if a, b := IdempotencyKey("one", short), IdempotencyKey("two", short); a == b {
+		t.Errorf("two rules got the same key %q for one event", a)
+	}
+}
+
+func TestCloudEventIdentityIsUnambiguous(t *testing.T) {
+	a, errA := NewCloudEventEvent(CloudEvent{ID: "b/c", Source: "a", Type: "t"})
+	b, errB := NewCloudEventEvent(CloudEvent{ID: "c", Source: "a/b", Type: "t"})
+	if errA != nil || errB != nil || a.ID == b.ID {
+		t.Errorf("identities %q, %q (%v, %v): want two distinct identities", a.ID, b.ID, errA, errB)
+	}
+}

@@ -1,0 +1,62 @@
+package triggers_test
+
+import (
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/sortie-run/sortie"
+	"github.com/sortie-run/sortie/functions/triggers"
+)
+
+// Invalid rules are refused at load time with the rule and the field named.
+func TestParseRulesRefusesInvalidRulesNamingRuleAndField(t *testing.T) {
+	const ok = `{"name":"a","match":{"kind":"s3"},"agent":"probe"}`
+	file := func(rules ...string) string {
+		return `{"version":"sortie.triggers/v1","rules":[` + strings.Join(rules, ",") + `]}`
+	}
+	for _, tc := range []struct {
+		name, file, field, reason string
+	}{
+		{"version", `{"version":"v0","rules":[` + ok + `]}`, "version", `want "sortie.triggers/v1"`},
+		{"unknown top field", `{"version":"sortie.triggers/v1","rulez":[]}`, "rules", `unknown field "rulez"`},
+		{"no rules", file(), "rules", "0 rules"},
+		{"unknown rule field", file(ok, `{"name":"b","match":{"kind":"s3"},"agent":"probe","vars":{}}`), "rules[1]", `rule "b": json: unknown field "vars"`},
+		{"unknown match field", file(`{"name":"c","match":{"kind":"s3","detail":"x"},"agent":"probe"}`), "rules[0]", `unknown field "detail"`},
+		{"bad name", file(`{"name":"Bad Name","match":{"kind":"s3"},"agent":"probe"}`), "rules[0].name", `rule "Bad Name"`},
+		{"duplicate name", file(ok, ok), "rules[1].name", "already used by rules[0]"},
+		{"no agent", file(`{"name":"d","match":{"kind":"s3"}}`), "rules[0].agent", `rule "d"`},
+		{"empty match", file(`{"name":"e","match":{},"agent":"probe"}`), "rules[0].match", "at least one of"},
+		{"kind", file(`{"name":"f","match":{"kind":"kinesis"},"agent":"probe"}`), "rules[0].match.kind", `"kinesis"`},
+		{"type glob", file(`{"name":"g","match":{"type":"x\\"},"agent":"probe"}`), "rules[0].match.type", "unfinished escape"},
+		{"field glob", file(`{"name":"h","match":{"fields":{"detail.x":"\\"}},"agent":"probe"}`), "rules[0].match.fields.detail.x", "unfinished escape"},
+		{"field path", file(`{"name":"i","match":{"fields":{"detail..x":"*"}},"agent":"probe"}`), "rules[0].match.fields", "empty segment"},
+		{"variables type", file(`{"name":"j","match":{"kind":"s3"},"agent":"probe","variables":[1]}`), "rules[0].variables", "JSON object"},
+		{"variable template", file(`{"name":"k","match":{"kind":"s3"},"agent":"probe","variables":{"a":{"b":"${s3.bucket"}}}`), "rules[0].variables.a.b", "unclosed ${"},
+		{"context template", file(`{"name":"l","match":{"kind":"s3"},"agent":"probe","context_id":"${}"}`), "rules[0].context_id", "empty field path"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := triggers.ParseRules([]byte(tc.file))
+			var ve *sortie.ValidationError
+			if !errors.As(err, &ve) || ve.Field != tc.field || !strings.Contains(ve.Reason, tc.reason) {
+				t.Fatalf("ParseRules(%s) = %v, want a ValidationError on %q saying %q", tc.file, err, tc.field, tc.reason)
+			}
+		})
+	}
+}
+
+func TestParseRulesRefusesOversizeFiles(t *testing.T) {
+	big := make([]byte, triggers.MaxRulesBytes+1)
+	if _, err := triggers.ParseRules(big); !errors.Is(err, sortie.ErrInvalidArgument) || !strings.Contains(err.Error(), "limit") {
+		t.Errorf("ParseRules(%d bytes) = %v, want ErrInvalidArgument naming the limit", len(big), err)
+	}
+}
+
+func TestLoadRulesReadsTheExamples(t *testing.T) {
+	for _, p := range []string{"testdata/rules.json", "../../examples/triggers/rules.json"} {
+		rules, err := triggers.LoadRules(p)
+		if err != nil || rules.Len() == 0 {
+			t.Errorf("LoadRules(%s) = %v rules, %v; want valid rules", p, rules, err)
+		}
+	}
+}
