@@ -104,6 +104,7 @@ under --state-dir and each attempt runs as a "sortie worker" subprocess.`,
 		newRunCmd(g), newSubmitCmd(g), newFollowCmd(g), newGetCmd(g), newListCmd(g),
 		newCancelCmd(g), newResumeCmd(g), newWorkerCmd(g), newReconcileCmd(g),
 		newDynamoCmd(),
+		newTriggerCmd(g),
 	)
 	return root
 }

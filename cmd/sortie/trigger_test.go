@@ -1,0 +1,137 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/sortie-run/sortie"
+	"github.com/sortie-run/sortie/functions/triggers"
+)
+
+const (
+	exampleRules  = "examples/triggers/rules.json"
+	exampleEvents = "examples/triggers/events/"
+)
+
+// trigger replays an example event with --json and returns its report.
+func (c *cli) trigger(event string, wantCode int) triggers.Report {
+	c.t.Helper()
+	r := c.run("trigger", "--rules", exampleRules, "--event", exampleEvents+event, "--json")
+	var rep triggers.Report
+	if r.code != wantCode || json.Unmarshal([]byte(r.stdout), &rep) != nil {
+		c.t.Fatalf("sortie trigger --event %s: exit %d, stdout %q, stderr %q; want exit %d and a JSON report", event, r.code, r.stdout, r.stderr, wantCode)
+	}
+	return rep
+}
+
+// result waits for run id to complete and compares its result with want.
+func (c *cli) result(id sortie.RunID, want string) {
+	c.t.Helper()
+	var run *sortie.Run
+	waitFor(c.t, "run "+string(id)+" completed", waitLong, func() bool { run = c.get(id); return run.State.Terminal() })
+	var got, w any
+	_ = json.Unmarshal(run.Result, &got)
+	_ = json.Unmarshal([]byte(want), &w)
+	if run.State != sortie.StateCompleted || cmp.Diff(w, got) != "" {
+		c.t.Errorf("run %s = %s %s, want completed with %s", id, run.State, run.Result, want)
+	}
+}
+
+func (c *cli) runCount() int {
+	c.t.Helper()
+	r := c.run("list", "--json")
+	if r.code != 0 {
+		c.t.Fatalf("sortie list --json: exit %d: %s", r.code, r.stderr)
+	}
+	var page sortie.RunPage
+	if err := json.Unmarshal([]byte(r.stdout), &page); err != nil {
+		c.t.Fatalf("sortie list --json = %q: %v", r.stdout, err)
+	}
+	return len(page.Runs)
+}
+
+// Replaying an event starts the runs its rules name; replaying it again
+// starts none.
+func TestTriggerReplaysEventsOnce(t *testing.T) {
+	c := newCLI(t)
+	first := c.trigger("s3-object-created.json", 0)
+	if len(first.Outcomes) != 2 || first.Outcomes[0].Rule != "s3-uploads" || first.Outcomes[1].Rule != "s3-audit" {
+		t.Fatalf("trigger s3 event = %+v, want runs of s3-uploads and s3-audit", first.Outcomes)
+	}
+	c.result(first.Outcomes[0].RunID, `{"bucket":"sourcebucket","key":"Happy%20Face.jpg","size":1024}`)
+	again := c.trigger("s3-object-created.json", 0)
+	if d := cmp.Diff(first, again); d != "" {
+		t.Errorf("trigger s3 event twice (-first +again):\n%s", d)
+	}
+	if n := c.runCount(); n != 2 {
+		t.Errorf("two replays started %d runs, want 2", n)
+	}
+	ce := c.trigger("pubsub-message-published.json", 0)
+	if len(ce.Outcomes) != 1 || ce.Outcomes[0].RunID == "" {
+		t.Fatalf("trigger pubsub CloudEvent = %+v, want one run", ce.Outcomes)
+	}
+	c.result(ce.Outcomes[0].RunID, `{"message":{"order":"P-7"},"origin":"checkout"}`)
+}
+
+// An SQS batch with a malformed record starts the other records' runs,
+// names the failed record and exits 2.
+func TestTriggerSQSBatchWithMalformedRecord(t *testing.T) {
+	c := newCLI(t)
+	rep := c.trigger("sqs-batch.json", 2)
+	var started, failed []string
+	for _, o := range rep.Outcomes {
+		if o.RunID != "" {
+			started = append(started, o.EventID)
+		}
+		if o.Error != "" {
+			failed = append(failed, o.EventID)
+		}
+	}
+	if d := cmp.Diff([]string{"9b7e1a52-0001", "9b7e1a52-0003"}, started); d != "" {
+		t.Errorf("runs started (-want +got):\n%s", d)
+	}
+	if d := cmp.Diff([]string{"9b7e1a52-0002"}, failed); d != "" {
+		t.Errorf("records failed (-want +got):\n%s", d)
+	}
+}
+
+func TestTriggerUnmatchedEventSaysWhy(t *testing.T) {
+	c := newCLI(t)
+	r := c.run("trigger", "--rules", exampleRules, "--event", "functions/triggers/testdata/aws/autoscaling-event-launch-successful.json")
+	if r.code != 0 || !strings.Contains(r.stdout, "no rule matched, nothing started") || !strings.Contains(r.stdout, `ecr-push: source "aws.autoscaling" does not match "aws.ecr"`) {
+		t.Errorf("sortie trigger (unmatched): exit %d, stdout %q; want exit 0 and each rule's reason", r.code, r.stdout)
+	}
+	if n := c.runCount(); n != 0 {
+		t.Errorf("an unmatched event started %d runs, want none", n)
+	}
+}
+
+func TestTriggerRefusesInvalidInput(t *testing.T) {
+	c := newCLI(t)
+	badRules := filepath.Join(t.TempDir(), "rules.json")
+	if err := os.WriteFile(badRules, []byte(`{"version":"sortie.triggers/v1","rules":[{"name":"x","match":{"kind":"s3","typ":"a"},"agent":"probe"}]}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--rules", exampleRules, "--event", "go.mod"}, "--event go.mod"},
+		{[]string{"--rules", exampleRules, "--event", "examples/triggers/README.md"}, "--event"},
+		{[]string{"--rules", exampleRules}, "--event"},
+		{[]string{"--event", exampleEvents + "s3-object-created.json"}, "--rules"},
+		{[]string{"--rules", badRules, "--event", exampleEvents + "s3-object-created.json"}, `rules[0]: rule "x": json: unknown field "typ"`},
+	} {
+		r := c.run(append([]string{"trigger"}, tc.args...)...)
+		if r.code != 2 || !strings.Contains(r.stderr, tc.want) {
+			t.Errorf("sortie trigger %v: exit %d, stderr %q; want exit 2 saying %q", tc.args, r.code, r.stderr, tc.want)
+		}
+	}
+	if n := c.runCount(); n != 0 {
+		t.Errorf("refused triggers started %d runs, want none", n)
+	}
+}
