@@ -13,6 +13,9 @@ import (
 var sortieBin string
 
 func TestMain(m *testing.M) {
+	if os.Getenv(startAndExitEnv) != "" {
+		os.Exit(startAndExit())
+	}
 	os.Exit(run(m))
 }
 

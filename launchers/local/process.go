@@ -1,9 +1,9 @@
 package local
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -28,12 +28,41 @@ func (l *Launcher) logPath(inv *sortie.Invocation) string {
 // spawn starts the worker command for inv in its own process group, with
 // payload and a newline on its stdin, and starts the goroutine that reaps
 // it.
+// stdinFile returns a file holding b, positioned at its start, for a
+// child's stdin: the child reads the whole invocation from it even when
+// this process exits right after Start (a pipe fed by a goroutine of ours
+// would lose it). It is an anonymous memory file (memfd), or an unlinked
+// temporary file where memfd is unavailable; nothing stays on disk.
+func stdinFile(b []byte) (*os.File, error) {
+	var f *os.File
+	if fd, err := unix.MemfdCreate("sortie-invocation", unix.MFD_CLOEXEC); err == nil {
+		f = os.NewFile(uintptr(fd), "sortie-invocation")
+	} else if f, err = os.CreateTemp("", "sortie-invocation-*"); err != nil {
+		return nil, err
+	} else {
+		os.Remove(f.Name())
+	}
+	if _, err := f.Write(b); err != nil {
+		f.Close()
+		return nil, err
+	}
+	if _, err := f.Seek(0, io.SeekStart); err != nil {
+		f.Close()
+		return nil, err
+	}
+	return f, nil
+}
+
 func (l *Launcher) spawn(inv *sortie.Invocation, payload []byte) (*attempt, error) {
 	cmd := exec.Command(l.opts.Command[0], l.opts.Command[1:]...)
 	cmd.Env = l.opts.Env
-	cmd.Stdin = bytes.NewReader(append(payload, '\n'))
+	stdin, err := stdinFile(append(payload, '\n'))
+	if err != nil {
+		return nil, fmt.Errorf("stdin of worker: %w", err)
+	}
+	defer stdin.Close() // the child holds its own copy
+	cmd.Stdin = stdin
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	cmd.WaitDelay = l.opts.Grace // bounds the stdin copy after the child exited
 	path := l.logPath(inv)
 	if path != "" {
 		f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o600)
