@@ -6,9 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"time"
 
-	"github.com/sortie-run/sortie"
 	"github.com/sortie-run/sortie/functions/triggers"
 	"github.com/sortie-run/sortie/functions/triggers/cehttp"
 	"github.com/spf13/cobra"
@@ -44,7 +42,6 @@ rules file.`,
 			return g.withHost(func(h *host) error {
 				router := triggers.NewRouter(rules, h.client, &triggers.Options{Logger: h.log})
 				rep, err := ev.route(cmd.Context(), router)
-				awaitClaims(cmd.Context(), h, rep)
 				if perr := printReport(os.Stdout, g.jsonOut, rep); perr != nil {
 					return perr
 				}
@@ -106,36 +103,6 @@ func (e *triggerEvent) route(ctx context.Context, r *triggers.Router) (*triggers
 	}
 	out, err := r.RouteCloudEvent(ctx, *e.ce)
 	return &triggers.Report{Kind: triggers.KindCloudEvents, Outcomes: out}, err
-}
-
-// claimWait bounds how long trigger waits for its runs' workers to claim
-// them before it exits.
-const claimWait = 10 * time.Second
-
-// awaitClaims waits until every run the report started has left
-// "submitted" (its worker claimed it), up to claimWait: a worker
-// subprocess reads its invocation from a pipe this process feeds, and an
-// exit before that would leave the run to the reconciler's start timeout.
-func awaitClaims(ctx context.Context, h *host, rep *triggers.Report) {
-	if rep == nil {
-		return
-	}
-	ctx, cancel := context.WithTimeout(ctx, claimWait)
-	defer cancel()
-	for _, o := range rep.Outcomes {
-		for o.RunID != "" {
-			run, err := h.client.Get(ctx, o.RunID)
-			if err != nil || run.State != sortie.StateSubmitted {
-				break
-			}
-			select {
-			case <-ctx.Done():
-				h.log.Warn("run not claimed yet; the reconciler relaunches it after its start timeout", "run", o.RunID)
-				return
-			case <-time.After(20 * time.Millisecond):
-			}
-		}
-	}
 }
 
 // printReport prints what routing did: one line per outcome and per
