@@ -1,0 +1,41 @@
+// Package lambda is the AWS Lambda glue of the worker runtime
+// (aws-lambda-go): [Handler.Invoke] is the function's handler, and
+// cmd/sortie-lambda builds it from the environment ([LoadEnv], [Env.Handler])
+// and starts it on provided.al2023 (`go build -tags lambda.norpc -o
+// bootstrap ./cmd/sortie-lambda`, arm64 or amd64).
+//
+// # Worker mode
+//
+// An event carrying a [sortie.Invocation] is decoded and validated, then
+// executed by [functions.Worker.Execute]: the claim refuses a duplicate
+// async delivery (nothing is executed and the handler succeeds with status
+// "not-executed"), sealed configuration is opened through KMS, heartbeats
+// carry the run's cancel request, and the attempt stops ahead of the Lambda
+// deadline (the context's deadline less min(1 s, 10% of the time left),
+// then the worker's own margin) with error type "deadline", retryable per
+// the run's policy. The handler returns an error only when the outcome could
+// not be delivered (or the invocation is invalid), so Lambda's on-failure
+// destination receives exactly the attempts the reconciler must end.
+//
+// Each finished attempt's [sortie.Usage] carries MemoryMB
+// (lambdacontext.MemoryLimitInMB) and BilledDurationMs (the handler's wall
+// time rounded up to the next ms, as Lambda bills), so cost per run is
+// memory × billed duration summed over the run's attempts.
+//
+// Reporting: invocations with report mode "control-plane" write to the
+// control plane this function's environment names ([EnvTable]); never one
+// the invocation names. Mode "callback" is refused until a host callback
+// reporter exists.
+//
+// # Reconciler mode
+//
+// With [EnvMode] set to [ModeReconciler], the function takes Lambda
+// on-failure destination records ([DestinationRecord]: the failed request's
+// payload is the invocation) and finishes the attempt they name with a
+// retryable error of type [ErrorTypeLambda] when it is still live with that
+// launch ID; and scheduled events (EventBridge), on which it runs
+// [sortie.Engine.Reconcile] (expired leases, due retries).
+//
+// The configuration comes from the environment only, never from an event;
+// the names are the Env* constants.
+package lambda

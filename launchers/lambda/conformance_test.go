@@ -1,0 +1,43 @@
+package lambda_test
+
+import (
+	"context"
+	"testing"
+
+	"github.com/sortie-run/sortie"
+	"github.com/sortie-run/sortie/launchers/lambda"
+	"github.com/sortie-run/sortie/launchers/launchertest"
+)
+
+// TestConformance runs the launcher conformance suite: the engine in the
+// test process on the DynamoDB control plane, the worker function's
+// bootstrap under the Runtime Interface Emulator reporting to the same
+// table.
+func TestConformance(t *testing.T) {
+	launchertest.RunConformanceTests(t, func(t *testing.T) launchertest.Harness { return &harness{t: t} })
+}
+
+type harness struct{ t *testing.T }
+
+func (h *harness) MakeLauncher(ctx context.Context, t *testing.T) (sortie.Launcher, sortie.ControlPlane) {
+	table, cp := newTable(t)
+	r := startRIE(t, 60, fnEnv(table))
+	return &serial{l: newLauncher(t, r, lambda.Options{})}, cp
+}
+
+// CanCancelRunning is false: Lambda cannot stop an invocation; the
+// suite's cancel property passes through the worker's heartbeat.
+func (h *harness) CanCancelRunning() bool { return false }
+
+// CanDescribe is false: the launcher is not a Describer.
+func (h *harness) CanDescribe() bool { return false }
+
+// WorkerCanCrash is false: under the emulator an Event invocation runs
+// synchronously, so probe's crash (the bootstrap exits 97) comes back to
+// Start as a 502 and the engine records a launch failure, where Lambda
+// would have answered 202 and sent the failure to the on-failure
+// destination. TestCrashRecordedByReconciler covers that path: the real
+// failed invocation, its destination record and the reconciler mode.
+func (h *harness) WorkerCanCrash() bool { return false }
+
+func (h *harness) Close() {}

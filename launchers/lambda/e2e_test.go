@@ -1,0 +1,100 @@
+package lambda_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/sortie-run/sortie"
+	"github.com/sortie-run/sortie/launchers/lambda"
+)
+
+// A completed run stores its events, result and the attempt's Lambda usage.
+func TestHappyPathUsage(t *testing.T) {
+	table, cp := newTable(t)
+	r := startRIE(t, 60, fnEnv(table))
+	e := newEngine(t, cp, &serial{l: newLauncher(t, r, lambda.Options{})})
+	run := submit(t, e, map[string]any{"events": 5, "output": map[string]string{"answer": "42"}}, sortie.Policy{}, nil)
+	run = waitRun(t, cp, run.ID, "the run to settle", settled)
+	if run.State != sortie.StateCompleted || string(run.Result) != `{"answer":"42"}` {
+		t.Fatalf("run = %s result %s reason %q, want completed with {\"answer\":\"42\"}", run.State, run.Result, run.Reason)
+	}
+	evs, err := cp.Events(context.Background(), run.ID, sortie.Cursor{}, 100)
+	if err != nil || len(evs) != 5 {
+		t.Fatalf("Events(%s) = %d events, %v; want 5, nil", run.ID, len(evs), err)
+	}
+	a := run.Current()
+	if a.Ref == nil || a.Ref.Provider != lambda.Provider || a.Ref.Resource != "function" || a.Ref.ID == "" {
+		t.Errorf("attempt 1 Ref = %+v, want provider lambda, resource function and an ID", a.Ref)
+	}
+	if a.Usage == nil || a.Usage.MemoryMB != 512 || a.Usage.BilledDurationMs < a.Usage.DurationMs || a.Usage.BilledDurationMs < 1 {
+		t.Errorf("attempt 1 Usage = %+v, want MemoryMB 512 and BilledDurationMs ≥ max(1, DurationMs)", a.Usage)
+	}
+	if !strings.HasPrefix(a.Owner, "lambda:function/") {
+		t.Errorf("attempt 1 Owner = %q, want lambda:function/REQUEST_ID", a.Owner)
+	}
+}
+
+// The attempt stops ahead of the Lambda deadline (3 s) with a retryable
+// error of type deadline; with one attempt allowed the run fails with it.
+func TestDeadline(t *testing.T) {
+	table, cp := newTable(t)
+	r := startRIE(t, 3, fnEnv(table))
+	e := newEngine(t, cp, &serial{l: newLauncher(t, r, lambda.Options{})})
+	run := submit(t, e, map[string]any{"events": 1, "sleep_ms": 60000}, sortie.Policy{MaxAttempts: 1}, nil)
+	run = waitRun(t, cp, run.ID, "the run to settle", settled)
+	a := run.Current()
+	if run.State != sortie.StateFailed || a.Error == nil || a.Error.Type != sortie.ErrorTypeDeadline || !a.Error.Retryable {
+		t.Fatalf("run = %s, attempt error %+v; want failed with a retryable %q error", run.State, a.Error, sortie.ErrorTypeDeadline)
+	}
+	if strings.Contains(r.Output(), "Task timed out") {
+		t.Errorf("the emulator timed the invocation out; want the worker to stop first:\n%s", r.Output())
+	}
+}
+
+// A handler panic fails the run at once with error type panic.
+func TestHandlerPanic(t *testing.T) {
+	table, cp := newTable(t)
+	r := startRIE(t, 60, fnEnv(table))
+	e := newEngine(t, cp, &serial{l: newLauncher(t, r, lambda.Options{})})
+	run := submit(t, e, map[string]any{"events": 2, "panic": true}, sortie.Policy{}, nil)
+	run = waitRun(t, cp, run.ID, "the run to settle", settled)
+	if run.State != sortie.StateFailed || len(run.Attempts) != 1 || run.Error == nil || run.Error.Type != "panic" || run.Error.Retryable {
+		t.Fatalf("run = %s after %d attempts, error %+v; want failed after 1 attempt with a non-retryable panic", run.State, len(run.Attempts), run.Error)
+	}
+}
+
+// An invocation over MaxPayloadBytes is refused before sending, naming the
+// limit; the engine fails the run with that reason and nothing runs.
+func TestPayloadOverLimit(t *testing.T) {
+	table, cp := newTable(t)
+	r := startRIE(t, 60, fnEnv(table))
+	l := newLauncher(t, r, lambda.Options{MaxPayloadBytes: 4096})
+	e := newEngine(t, cp, &serial{l: l})
+	big := strings.Repeat("x", 8192)
+	run := submit(t, e, map[string]any{"events": 1, "output": big}, sortie.Policy{}, nil)
+	run = waitRun(t, cp, run.ID, "the run to settle", settled)
+	if run.State != sortie.StateFailed || run.Error == nil || run.Error.Type != sortie.ErrorTypeLaunch || run.Error.Retryable ||
+		!strings.Contains(run.Error.Message, "limit of 4096 bytes") {
+		t.Fatalf("run = %s error %+v, want failed with a non-retryable launch error naming 4096 bytes", run.State, run.Error)
+	}
+	if a := run.Current(); a.Claimed() {
+		t.Errorf("attempt 1 was claimed by %q; want nothing executed", a.Owner)
+	}
+	inv := &sortie.Invocation{Version: sortie.InvocationVersion, RunID: run.ID, Attempt: 1, LaunchID: "x", Variables: json.RawMessage(`{"output":"` + big + `"}`)}
+	_, err := l.Start(context.Background(), inv)
+	var ve *sortie.ValidationError
+	if !errors.Is(err, sortie.ErrInvalidArgument) || !errors.As(err, &ve) || ve.Field != "invocation" {
+		t.Errorf("Start(8 KB invocation, limit 4096) = %v, want a *sortie.ValidationError of field invocation", err)
+	}
+	if _, err := lambda.New(lambdaClient(r), lambda.Options{Function: "function", MaxPayloadBytes: 2 << 20}); !errors.Is(err, sortie.ErrInvalidArgument) {
+		t.Errorf("New(MaxPayloadBytes 2 MiB) = %v, want ErrInvalidArgument (Lambda's async limit is 1 MiB)", err)
+	}
+	if diff := cmp.Diff(1<<20, lambda.DefaultMaxPayloadBytes); diff != "" {
+		t.Errorf("DefaultMaxPayloadBytes (-want +got):\n%s", diff)
+	}
+}

@@ -1,0 +1,172 @@
+package lambda
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net"
+	"strconv"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	awsmw "github.com/aws/aws-sdk-go-v2/aws/middleware"
+	"github.com/aws/aws-sdk-go-v2/service/lambda"
+	"github.com/aws/aws-sdk-go-v2/service/lambda/types"
+	"github.com/aws/smithy-go"
+	smithyhttp "github.com/aws/smithy-go/transport/http"
+
+	"github.com/sortie-run/sortie"
+)
+
+// Provider is the [sortie.Ref] provider of this launcher.
+const Provider = "lambda"
+
+// DefaultMaxPayloadBytes is Lambda's asynchronous Invoke payload limit,
+// 1 MB (1,048,576 bytes), per the AWS Lambda quotas page.
+const DefaultMaxPayloadBytes = 1 << 20
+
+// API is the part of the Lambda client the launcher uses; *lambda.Client
+// implements it.
+type API interface {
+	Invoke(ctx context.Context, in *lambda.InvokeInput, optFns ...func(*lambda.Options)) (*lambda.InvokeOutput, error)
+}
+
+// Options configures a [Launcher].
+type Options struct {
+	// Function is the worker function's name, ARN or partial ARN, with an
+	// optional qualifier (alias or version). Required.
+	Function string
+	// Qualifier is the version or alias to invoke. Optional; defaults to
+	// the function's unqualified ($LATEST or the ARN's qualifier).
+	Qualifier string
+	// Region and Account are recorded on each [sortie.Ref]. Optional.
+	Region  string
+	Account string
+	// MaxPayloadBytes is the largest invocation JSON sent, in bytes.
+	// Optional; defaults to [DefaultMaxPayloadBytes] (1 MB).
+	MaxPayloadBytes int
+}
+
+// Launcher starts attempts as asynchronous Lambda invocations. It
+// implements [sortie.Launcher] and [sortie.Canceler].
+type Launcher struct {
+	api  API
+	opts Options
+}
+
+var (
+	_ sortie.Launcher = (*Launcher)(nil)
+	_ sortie.Canceler = (*Launcher)(nil)
+)
+
+// New returns a launcher that invokes opts.Function through api. It
+// returns a [*sortie.ValidationError] when Function is empty or
+// MaxPayloadBytes is negative or above the default.
+func New(api API, opts Options) (*Launcher, error) {
+	if api == nil {
+		return nil, sortie.Invalidf("api", "a Lambda client is required")
+	}
+	if opts.Function == "" || len(opts.Function) > 170 {
+		return nil, sortie.Invalidf("function", "a function name or ARN of 1-170 bytes is required")
+	}
+	if opts.MaxPayloadBytes < 0 || opts.MaxPayloadBytes > DefaultMaxPayloadBytes {
+		return nil, sortie.Invalidf("max_payload_bytes", "%d outside 0..%d (0 means the default)", opts.MaxPayloadBytes, DefaultMaxPayloadBytes)
+	}
+	if opts.MaxPayloadBytes == 0 {
+		opts.MaxPayloadBytes = DefaultMaxPayloadBytes
+	}
+	return &Launcher{api: api, opts: opts}, nil
+}
+
+// Start sends inv as an asynchronous invocation (InvocationType Event) and
+// returns a Ref whose ID is the Lambda request ID. An invocation whose JSON
+// is over MaxPayloadBytes is refused before sending with a
+// [*sortie.ValidationError] (field "invocation") naming the limit; see the
+// package documentation for how SDK errors map to the sentinels.
+func (l *Launcher) Start(ctx context.Context, inv *sortie.Invocation) (sortie.Ref, error) {
+	payload, err := json.Marshal(inv)
+	if err != nil {
+		return sortie.Ref{}, fmt.Errorf("lambda: encode invocation of run %s: %w", inv.RunID, err)
+	}
+	if len(payload) > l.opts.MaxPayloadBytes {
+		return sortie.Ref{}, sortie.Invalidf("invocation", "%d bytes of JSON, over the Lambda asynchronous payload limit of %d bytes (max_payload_bytes)",
+			len(payload), l.opts.MaxPayloadBytes)
+	}
+	in := &lambda.InvokeInput{FunctionName: aws.String(l.opts.Function), InvocationType: types.InvocationTypeEvent, Payload: payload}
+	if l.opts.Qualifier != "" {
+		in.Qualifier = aws.String(l.opts.Qualifier)
+	}
+	out, err := l.api.Invoke(ctx, in)
+	if err != nil {
+		return sortie.Ref{}, classify(fmt.Sprintf("lambda: invoke %s for run %s attempt %d", l.opts.Function, inv.RunID, inv.Attempt), err)
+	}
+	return l.ref(inv, out), nil
+}
+
+// ref builds the attempt's Ref. When the service returned no request ID
+// (the Runtime Interface Emulator sends none), ID is "launch:" and the
+// launch ID, which the worker's logs also carry.
+func (l *Launcher) ref(inv *sortie.Invocation, out *lambda.InvokeOutput) sortie.Ref {
+	id, _ := awsmw.GetRequestIDMetadata(out.ResultMetadata)
+	if id == "" {
+		id = "launch:" + inv.LaunchID
+	}
+	ref := sortie.Ref{Provider: Provider, Account: l.opts.Account, Region: l.opts.Region, Resource: l.opts.Function,
+		ID: id, RunID: inv.RunID, Attempt: inv.Attempt, LaunchID: inv.LaunchID}
+	ref.Detail = map[string]string{"status_code": strconv.Itoa(int(out.StatusCode))}
+	if l.opts.Qualifier != "" {
+		ref.Detail["qualifier"] = l.opts.Qualifier
+	}
+	return ref
+}
+
+// Cancel is cooperative and sends nothing: Lambda cannot stop a running
+// invocation. The engine's cancel request has set the run's
+// cancelRequested flag, which the worker sees on its next heartbeat; the
+// function timeout is the backstop. It returns a [*sortie.ValidationError]
+// for a Ref of another provider, else nil.
+func (l *Launcher) Cancel(_ context.Context, ref sortie.Ref) error {
+	if ref.Provider != Provider {
+		return sortie.Invalidf("ref.provider", "%q is not %q", ref.Provider, Provider)
+	}
+	return nil
+}
+
+// classify wraps err once with op and the sentinel its kind maps to.
+func classify(op string, err error) error {
+	var (
+		tooMany  *types.TooManyRequestsException
+		notFound *types.ResourceNotFoundException
+		badParam *types.InvalidParameterValueException
+		tooLarge *types.RequestTooLargeException
+		apiErr   smithy.APIError
+		respErr  *smithyhttp.ResponseError
+		netErr   net.Error
+	)
+	switch {
+	case errors.As(err, &tooMany):
+		return fmt.Errorf("%s: %w: %w", op, sortie.ErrUnavailable, err)
+	case errors.As(err, &notFound):
+		return fmt.Errorf("%s: %w: %w", op, sortie.ErrNotFound, err)
+	case errors.As(err, &badParam), errors.As(err, &tooLarge):
+		return fmt.Errorf("%s: %w: %w", op, sortie.Invalidf("invocation", "Lambda refused it"), err)
+	case errors.As(err, &apiErr) && (apiErr.ErrorFault() == smithy.FaultServer || throttling(apiErr.ErrorCode())):
+		return fmt.Errorf("%s: %w: %w", op, sortie.ErrUnavailable, err)
+	case errors.As(err, &respErr) && respErr.HTTPStatusCode() >= 500:
+		return fmt.Errorf("%s: %w: %w", op, sortie.ErrUnavailable, err)
+	case errors.As(err, &netErr), errors.Is(err, context.DeadlineExceeded):
+		return fmt.Errorf("%s: %w: %w", op, sortie.ErrUnavailable, err)
+	}
+	return fmt.Errorf("%s: %w", op, err)
+}
+
+// throttling reports whether code is one of Lambda's throttling or
+// capacity error codes.
+func throttling(code string) bool {
+	switch code {
+	case "ThrottlingException", "Throttling", "TooManyRequestsException", "RequestLimitExceeded",
+		"EC2ThrottledException", "ServiceException", "ResourceNotReadyException", "ResourceConflictException":
+		return true
+	}
+	return false
+}
