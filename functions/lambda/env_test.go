@@ -1,0 +1,42 @@
+package lambda_test
+
+import (
+	"errors"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/sortie-run/sortie"
+	fnlambda "github.com/sortie-run/sortie/functions/lambda"
+)
+
+func TestLoadEnv(t *testing.T) {
+	env := map[string]string{
+		fnlambda.EnvTable:     "runs",
+		fnlambda.EnvKMSKeys:   "k1=arn:aws:kms:eu-west-1:1:key/a, k2=arn:aws:kms:eu-west-1:1:key/b",
+		fnlambda.EnvConfigEnv: "API_TOKEN, OTHER",
+	}
+	got, err := fnlambda.LoadEnv(func(k string) string { return env[k] })
+	if err != nil {
+		t.Fatalf("LoadEnv(%v) = %v, want nil", env, err)
+	}
+	want := &fnlambda.Env{Mode: fnlambda.ModeWorker, Table: "runs",
+		Keys:      [][2]string{{"k1", "arn:aws:kms:eu-west-1:1:key/a"}, {"k2", "arn:aws:kms:eu-west-1:1:key/b"}},
+		ConfigEnv: []string{"API_TOKEN", "OTHER"}}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("LoadEnv (-want +got):\n%s", diff)
+	}
+	bad := map[string]map[string]string{
+		fnlambda.EnvTable:    {},
+		fnlambda.EnvMode:     {fnlambda.EnvTable: "runs", fnlambda.EnvMode: "both"},
+		fnlambda.EnvKMSKeys:  {fnlambda.EnvTable: "runs", fnlambda.EnvKMSKeys: "no-equals"},
+		fnlambda.EnvLogLevel: {fnlambda.EnvTable: "runs", fnlambda.EnvLogLevel: "loud"},
+	}
+	for field, env := range bad {
+		_, err := fnlambda.LoadEnv(func(k string) string { return env[k] })
+		var ve *sortie.ValidationError
+		if !errors.As(err, &ve) || ve.Field != field {
+			t.Errorf("LoadEnv(%v) = %v, want a *sortie.ValidationError naming %s", env, err, field)
+		}
+	}
+}

@@ -1,0 +1,4 @@
+package lambda
+
+// Classify exposes the SDK error mapping to the tests.
+var Classify = classify
