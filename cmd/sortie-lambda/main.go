@@ -1,13 +1,3 @@
-// Command sortie-lambda is Sortie's AWS Lambda function (provided.al2023):
-// the worker that executes invocations and, with SORTIE_LAMBDA_MODE=
-// reconciler, the reconciler of on-failure destination records and
-// scheduled events. Its configuration comes from the environment only (the
-// Env* constants of package github.com/sortie-run/sortie/functions/lambda).
-// It registers the same handlers as the CLI's worker: probe and textstats.
-//
-// Build it as the function's bootstrap, for arm64 or amd64:
-//
-//	GOOS=linux GOARCH=arm64 go build -tags lambda.norpc -ldflags='-s -w' -trimpath -o bootstrap ./cmd/sortie-lambda
 package main
 
 import (

@@ -27,7 +27,10 @@ func TestHappyPathUsage(t *testing.T) {
 	if err != nil || len(evs) != 5 {
 		t.Fatalf("Events(%s) = %d events, %v; want 5, nil", run.ID, len(evs), err)
 	}
+	// Start returns after the attempt under the emulator; its Ref follows.
+	run = waitRun(t, cp, run.ID, "the attempt's Ref", func(r *sortie.Run) bool { return r.Current().Ref != nil })
 	a := run.Current()
+	t.Logf("attempt 1 Ref ID %q", a.Ref.ID)
 	if a.Ref == nil || a.Ref.Provider != lambda.Provider || a.Ref.Resource != "function" || a.Ref.ID == "" {
 		t.Errorf("attempt 1 Ref = %+v, want provider lambda, resource function and an ID", a.Ref)
 	}
