@@ -284,6 +284,21 @@ func (e *Engine) Watch(id RunID) (<-chan struct{}, func()) {
 	return nil, func() {}
 }
 
+// WaitLaunches blocks until every Start this engine began has returned, or
+// ctx ends. A host about to be frozen (a Lambda function returning from
+// its handler) calls it so the launches it began are sent; with launchers
+// that run the whole attempt inside Start it waits for those attempts.
+func (e *Engine) WaitLaunches(ctx context.Context) error {
+	done := make(chan struct{})
+	go func() { e.wg.Wait(); close(done) }()
+	select {
+	case <-done:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
 func (e *Engine) isClosed() bool {
 	e.mu.Lock()
 	defer e.mu.Unlock()

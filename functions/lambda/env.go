@@ -24,7 +24,8 @@ import (
 // them). Region and credentials are the SDK's usual ones (AWS_REGION and
 // the execution role).
 const (
-	// EnvMode is [ModeWorker] or [ModeReconciler]. Optional; defaults to worker.
+	// EnvMode is [ModeWorker], [ModeReconciler] or [ModeTrigger]. Optional;
+	// defaults to worker.
 	EnvMode = "SORTIE_LAMBDA_MODE"
 	// EnvTable is the DynamoDB control plane's table. Required.
 	EnvTable = "SORTIE_DYNAMODB_TABLE"
@@ -47,11 +48,16 @@ const (
 	EnvLambdaEndpoint = "SORTIE_LAMBDA_ENDPOINT"
 	// EnvLogLevel is debug, info, warn or error. Optional; defaults to info.
 	EnvLogLevel = "SORTIE_LOG_LEVEL"
+	// EnvTriggerRules is the path of the trigger rules file in the
+	// deployment package (host configuration, never from an event).
+	// Required in trigger mode.
+	EnvTriggerRules = "SORTIE_TRIGGER_RULES"
 )
 
 // Env is the function's configuration, read from the environment by [LoadEnv].
 type Env struct {
 	Mode, Table, DynamoEndpoint, KMSEndpoint, WorkerFunction, LambdaEndpoint string
+	TriggerRules                                                             string
 	// Keys are the keyring's (ID, key ARN) pairs, primary first.
 	Keys      [][2]string
 	ConfigEnv []string
@@ -62,12 +68,16 @@ type Env struct {
 // validates them, returning a [*sortie.ValidationError] naming the variable.
 func LoadEnv(getenv func(string) string) (*Env, error) {
 	e := &Env{Mode: getenv(EnvMode), Table: getenv(EnvTable), DynamoEndpoint: getenv(EnvDynamoEndpoint),
-		KMSEndpoint: getenv(EnvKMSEndpoint), WorkerFunction: getenv(EnvWorkerFunction), LambdaEndpoint: getenv(EnvLambdaEndpoint)}
+		KMSEndpoint: getenv(EnvKMSEndpoint), WorkerFunction: getenv(EnvWorkerFunction), LambdaEndpoint: getenv(EnvLambdaEndpoint),
+		TriggerRules: getenv(EnvTriggerRules)}
 	if e.Mode == "" {
 		e.Mode = ModeWorker
 	}
-	if e.Mode != ModeWorker && e.Mode != ModeReconciler {
-		return nil, sortie.Invalidf(EnvMode, "%q must be %q or %q", e.Mode, ModeWorker, ModeReconciler)
+	if e.Mode != ModeWorker && e.Mode != ModeReconciler && e.Mode != ModeTrigger {
+		return nil, sortie.Invalidf(EnvMode, "%q must be %q, %q or %q", e.Mode, ModeWorker, ModeReconciler, ModeTrigger)
+	}
+	if e.Mode == ModeTrigger && (e.TriggerRules == "" || e.WorkerFunction == "") {
+		return nil, sortie.Invalidf(EnvTriggerRules, "trigger mode needs %s (the rules file) and %s", EnvTriggerRules, EnvWorkerFunction)
 	}
 	if e.Table == "" {
 		return nil, sortie.Invalidf(EnvTable, "the DynamoDB table is required")
@@ -117,7 +127,7 @@ func (e *Env) Handler(ctx context.Context, reg *functions.Registry, log *slog.Lo
 	}
 	h := &Handler{Mode: e.Mode, Worker: w, ControlPlane: cp, Logger: log}
 	if e.Mode == ModeReconciler && e.WorkerFunction != "" {
-		if h.NewEngine, err = e.engineFactory(cfg, cp, keeper, log); err != nil {
+		if h.NewEngine, err = e.engineFactory(cfg, cp, keeper, sortie.Agents{}, log); err != nil {
 			return nil, err
 		}
 	}
@@ -155,8 +165,10 @@ func (e *Env) keeper(cfg aws.Config) (*envelope.Keeper, error) {
 	return envelope.New(ring, &envelope.Options{Cache: &envelope.CacheOptions{}}), nil
 }
 
-// engineFactory returns the reconciler's engine factory.
-func (e *Env) engineFactory(cfg aws.Config, cp sortie.ControlPlane, keeper *envelope.Keeper, log *slog.Logger) (func() *sortie.Engine, error) {
+// engineFactory returns a factory of engines that launch attempts on
+// [EnvWorkerFunction] and resolve agent names with agents (the reconciler
+// needs none: runs carry their manifest).
+func (e *Env) engineFactory(cfg aws.Config, cp sortie.ControlPlane, keeper *envelope.Keeper, agents sortie.AgentCatalog, log *slog.Logger) (func() *sortie.Engine, error) {
 	client := awslambda.NewFromConfig(cfg, func(o *awslambda.Options) { o.BaseEndpoint = endpoint(e.LambdaEndpoint) })
 	l, err := lambdalauncher.New(client, lambdalauncher.Options{Function: e.WorkerFunction, Region: cfg.Region})
 	if err != nil {
@@ -166,5 +178,5 @@ func (e *Env) engineFactory(cfg aws.Config, cp sortie.ControlPlane, keeper *enve
 	if keeper != nil {
 		opts.Sealer = envelope.NewConfig(keeper)
 	}
-	return func() *sortie.Engine { return sortie.NewEngine(cp, l, sortie.Agents{}, opts) }, nil
+	return func() *sortie.Engine { return sortie.NewEngine(cp, l, agents, opts) }, nil
 }

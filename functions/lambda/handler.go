@@ -21,6 +21,9 @@ const (
 	ModeWorker = "worker"
 	// ModeReconciler takes on-failure destination records and scheduled events.
 	ModeReconciler = "reconciler"
+	// ModeTrigger routes cloud events (EventBridge, S3, SQS, SNS) to runs
+	// by the rules in [EnvTriggerRules]; see [Env.TriggerHandler].
+	ModeTrigger = "trigger"
 )
 
 // Statuses of a [Response].
