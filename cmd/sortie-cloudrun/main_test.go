@@ -1,0 +1,43 @@
+package main
+
+import (
+	"errors"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	fncloudrun "github.com/sortie-run/sortie/functions/cloudrun"
+)
+
+// Without its control plane the container refuses to start, naming the
+// variable, with exit status 2.
+func TestMissingEnvironment(t *testing.T) {
+	bin := filepath.Join(t.TempDir(), "sortie-cloudrun")
+	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	cmd := exec.Command(bin)
+	cmd.Env = []string{fncloudrun.EnvInvocation + "={}"}
+	out, err := cmd.CombinedOutput()
+	var ee *exec.ExitError
+	if !strings.Contains(string(out), fncloudrun.EnvSQLitePath) || !errors.As(err, &ee) || ee.ExitCode() != 2 {
+		t.Errorf("sortie-cloudrun without %s = %v, output %q; want exit status 2 naming it", fncloudrun.EnvSQLitePath, err, out)
+	}
+}
+
+// An invocation that is not valid fails the task (exit status 1) and
+// names the variable.
+func TestInvalidInvocation(t *testing.T) {
+	bin := filepath.Join(t.TempDir(), "sortie-cloudrun")
+	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	cmd := exec.Command(bin)
+	cmd.Env = []string{fncloudrun.EnvInvocation + `={"version":"v0"}`, fncloudrun.EnvSQLitePath + "=" + filepath.Join(t.TempDir(), "sortie.db")}
+	out, err := cmd.CombinedOutput()
+	var ee *exec.ExitError
+	if !strings.Contains(string(out), fncloudrun.EnvInvocation) || !errors.As(err, &ee) || ee.ExitCode() != 1 {
+		t.Errorf("sortie-cloudrun with an invalid invocation = %v, output %q; want exit status 1 naming %s", err, out, fncloudrun.EnvInvocation)
+	}
+}

@@ -1,0 +1,131 @@
+package cloudrun
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+
+	"github.com/sortie-run/sortie"
+	"github.com/sortie-run/sortie/controlplane/sqlite"
+	"github.com/sortie-run/sortie/functions"
+)
+
+// The environment variables the Cloud Run container reads. The Job or
+// service definition sets all but [EnvInvocation], which the launcher sets
+// per execution through RunJob's container overrides.
+const (
+	// EnvMode is [ModeJob]. Optional; defaults to job.
+	EnvMode = "SORTIE_CLOUDRUN_MODE"
+	// EnvInvocation is the attempt's [sortie.Invocation] as JSON, in job
+	// mode. Required in job mode; at most [MaxEnvValueBytes] bytes.
+	EnvInvocation = "SORTIE_INVOCATION"
+	// EnvSQLitePath is the SQLite control plane's file (for example on a
+	// mounted volume), from the deployment's configuration, never from an
+	// invocation. Required.
+	EnvSQLitePath = "SORTIE_SQLITE_PATH"
+	// EnvLogLevel is debug, info, warn or error. Optional; defaults to info.
+	EnvLogLevel = "SORTIE_LOG_LEVEL"
+	// EnvExecution is the execution name Cloud Run gives a job's container
+	// (CLOUD_RUN_EXECUTION); it names the worker in claims. Optional.
+	EnvExecution = "CLOUD_RUN_EXECUTION"
+)
+
+// Modes of the container ([EnvMode]).
+const (
+	// ModeJob executes the one invocation in [EnvInvocation] and exits.
+	ModeJob = "job"
+)
+
+// MaxEnvValueBytes is the largest value of one environment variable Cloud
+// Run accepts: 32 KiB (32,768 bytes), per the "Cloud Run quotas and
+// limits" page ("Maximum size of an environment variable value").
+const MaxEnvValueBytes = 32 << 10
+
+// Env is the container's configuration, read by [LoadEnv].
+type Env struct {
+	Mode, SQLitePath, Execution string
+	// Invocation is the raw [EnvInvocation] value (job mode).
+	Invocation string
+	LogLevel   slog.Level
+}
+
+// LoadEnv reads the Env* variables through getenv (os.Getenv) and
+// validates them, returning a [*sortie.ValidationError] naming the variable.
+func LoadEnv(getenv func(string) string) (*Env, error) {
+	e := &Env{Mode: getenv(EnvMode), SQLitePath: getenv(EnvSQLitePath), Execution: getenv(EnvExecution), Invocation: getenv(EnvInvocation)}
+	if e.Mode == "" {
+		e.Mode = ModeJob
+	}
+	if e.Mode != ModeJob {
+		return nil, sortie.Invalidf(EnvMode, "%q must be %q", e.Mode, ModeJob)
+	}
+	if e.SQLitePath == "" {
+		return nil, sortie.Invalidf(EnvSQLitePath, "the control plane's SQLite file is required")
+	}
+	if e.Mode == ModeJob && e.Invocation == "" {
+		return nil, sortie.Invalidf(EnvInvocation, "job mode needs the invocation JSON")
+	}
+	if len(e.Invocation) > MaxEnvValueBytes {
+		return nil, sortie.Invalidf(EnvInvocation, "%d bytes, over Cloud Run's limit of %d bytes", len(e.Invocation), MaxEnvValueBytes)
+	}
+	if lvl := getenv(EnvLogLevel); lvl != "" {
+		if err := e.LogLevel.UnmarshalText([]byte(lvl)); err != nil {
+			return nil, sortie.Invalidf(EnvLogLevel, "%q is not debug, info, warn or error", lvl)
+		}
+	}
+	return e, nil
+}
+
+// OpenControlPlane opens the SQLite control plane of [EnvSQLitePath].
+func (e *Env) OpenControlPlane() (*sqlite.ControlPlane, error) {
+	cp, err := sqlite.Open(e.SQLitePath, nil)
+	if err != nil {
+		return nil, fmt.Errorf("cloudrun: open control plane: %w", err)
+	}
+	return cp, nil
+}
+
+// RunJob is job mode: it decodes the invocation of [EnvInvocation] and
+// executes it with w, reporting to cp. A refused claim (a duplicate
+// delivery: sortie.ErrConflict, ErrCancelRequested or ErrTerminal) is not
+// an error: nothing ran and the task succeeds. It returns an error for an
+// invalid invocation ([*sortie.ValidationError]) and when the outcome could
+// not be stored, so the task fails and the execution's status tells the
+// reconciler.
+func (e *Env) RunJob(ctx context.Context, w *functions.Worker, cp sortie.ControlPlane) (sortie.Outcome, error) {
+	inv, err := sortie.DecodeInvocation([]byte(e.Invocation))
+	if err != nil {
+		return sortie.Outcome{}, fmt.Errorf("cloudrun job: %s: %w", EnvInvocation, err)
+	}
+	if inv.Report.Mode != sortie.ReportControlPlane {
+		return sortie.Outcome{}, fmt.Errorf("cloudrun job: run %s attempt %d: %w", inv.RunID, inv.Attempt,
+			sortie.Invalidf("report.mode", "%q is not available on this worker (only %q)", inv.Report.Mode, sortie.ReportControlPlane))
+	}
+	owner := "cloudrun-job:" + e.Execution
+	wk := *w
+	wk.Owner = owner
+	rep := &finishNoter{Reporter: functions.NewControlPlaneReporter(cp, inv, owner)}
+	o, err := wk.Execute(ctx, inv, rep)
+	if err != nil && !rep.finishing && refused(err) {
+		return o, nil
+	}
+	return o, err
+}
+
+// refused reports whether err is a refused claim.
+func refused(err error) bool {
+	return errors.Is(err, sortie.ErrConflict) || errors.Is(err, sortie.ErrCancelRequested) || errors.Is(err, sortie.ErrTerminal)
+}
+
+// finishNoter notes that Finish was reached, so a failed Finish is told
+// apart from a refused claim.
+type finishNoter struct {
+	functions.Reporter
+	finishing bool
+}
+
+func (r *finishNoter) Finish(ctx context.Context, o sortie.Outcome) error {
+	r.finishing = true
+	return r.Reporter.Finish(ctx, o)
+}

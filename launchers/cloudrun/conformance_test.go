@@ -1,0 +1,35 @@
+package cloudrun_test
+
+import (
+	"context"
+	"testing"
+
+	"github.com/sortie-run/sortie"
+	"github.com/sortie-run/sortie/launchers/launchertest"
+)
+
+// TestJobsConformance runs the launcher conformance suite on the Jobs
+// launcher: the engine in the test process on a SQLite control plane, each
+// attempt the real sortie-cloudrun binary started by the fake Admin API
+// with the RunJob overrides, reporting to the same file.
+func TestJobsConformance(t *testing.T) {
+	launchertest.RunConformanceTests(t, func(t *testing.T) launchertest.Harness { return &jobsHarness{} })
+}
+
+type jobsHarness struct{}
+
+func (h *jobsHarness) MakeLauncher(_ context.Context, t *testing.T) (sortie.Launcher, sortie.ControlPlane) {
+	r := newRig(t)
+	return r.launcher, r.cp
+}
+
+// CanCancelRunning: CancelExecution stops the container.
+func (h *jobsHarness) CanCancelRunning() bool { return true }
+
+// CanDescribe: GetExecution's counts and conditions.
+func (h *jobsHarness) CanDescribe() bool { return true }
+
+// WorkerCanCrash: a crash ends the container's process only.
+func (h *jobsHarness) WorkerCanCrash() bool { return true }
+
+func (h *jobsHarness) Close() {}
