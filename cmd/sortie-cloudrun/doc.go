@@ -1,6 +1,7 @@
 // Command sortie-cloudrun is the Cloud Run container of Sortie's worker:
 // the same functions/ core as `sortie worker` and sortie-lambda, configured
-// by the environment ([fncloudrun.LoadEnv]).
+// by the environment (see LoadEnv in package
+// github.com/sortie-run/sortie/functions/cloudrun).
 //
 // In job mode (the default) it executes the one invocation the launcher
 // put in SORTIE_INVOCATION through RunJob's container overrides, and exits
@@ -8,9 +9,12 @@
 // refused), 1 when it could not be stored, 2 for a bad configuration.
 // SIGTERM (CancelExecution, the task timeout) stops the attempt.
 //
+// In service mode (SORTIE_CLOUDRUN_MODE=service) it serves POST
+// /invocations on PORT, accepting callers whose Google ID token has the
+// audience SORTIE_SERVICE_AUDIENCE; it answers once the attempt is claimed
+// and runs it in the background, so the service needs instance-based
+// billing (CPU always allocated). SIGTERM ends the attempts still running
+// and stores their outcomes.
+//
 // The control plane is the SQLite file of SORTIE_SQLITE_PATH.
 package main
-
-import fncloudrun "github.com/sortie-run/sortie/functions/cloudrun"
-
-var _ = fncloudrun.ModeJob

@@ -41,6 +41,9 @@ func run() int {
 	// Cloud Run sends SIGTERM on CancelExecution and at the task timeout.
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
 	defer stop()
+	if env.Mode == fncloudrun.ModeService {
+		return serve(ctx, env, w, cp, log)
+	}
 	if _, err := env.RunJob(ctx, w, cp); err != nil {
 		log.Error("sortie-cloudrun: job", "err", err)
 		return 1

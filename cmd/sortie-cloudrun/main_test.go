@@ -41,3 +41,19 @@ func TestInvalidInvocation(t *testing.T) {
 		t.Errorf("sortie-cloudrun with an invalid invocation = %v, output %q; want exit status 1 naming %s", err, out, fncloudrun.EnvInvocation)
 	}
 }
+
+// Service mode without its ID token audience refuses to start, naming the
+// variable, with exit status 2.
+func TestServiceModeNeedsAudience(t *testing.T) {
+	bin := filepath.Join(t.TempDir(), "sortie-cloudrun")
+	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	cmd := exec.Command(bin)
+	cmd.Env = []string{fncloudrun.EnvMode + "=service", fncloudrun.EnvSQLitePath + "=" + filepath.Join(t.TempDir(), "sortie.db")}
+	out, err := cmd.CombinedOutput()
+	var ee *exec.ExitError
+	if !strings.Contains(string(out), fncloudrun.EnvAudience) || !errors.As(err, &ee) || ee.ExitCode() != 2 {
+		t.Errorf("sortie-cloudrun in service mode without %s = %v, output %q; want exit status 2 naming it", fncloudrun.EnvAudience, err, out)
+	}
+}

@@ -1,6 +1,6 @@
 // Package cloudrun is the Google Cloud Run glue of the worker runtime: the
-// environment of the cmd/sortie-cloudrun container ([LoadEnv]) and its job
-// mode ([Env.RunJob]).
+// environment of the cmd/sortie-cloudrun container ([LoadEnv]), its job
+// mode ([Env.RunJob]) and its service mode ([Handler]).
 //
 // In job mode the container executes the one [sortie.Invocation] the
 // launcher (github.com/sortie-run/sortie/launchers/cloudrun) put in
@@ -11,6 +11,17 @@
 // runs; the task still succeeds. SIGTERM (CancelExecution, the task
 // timeout) ends the attempt with error type "terminated", and a run whose
 // cancel was requested ends cancelled.
+//
+// In service mode, [Handler] takes an invocation per POST to
+// [InvocationsPath] from a caller its [Verifier] accepts (in production
+// [IDTokenVerifier]: a Google-signed ID token with the service URL as
+// audience), answers 202 once the attempt is claimed (409 when the claim
+// is refused: a duplicate delivery) and runs the attempt in the background
+// of the instance. That needs instance-based billing (CPU always
+// allocated): with request-based billing the CPU is throttled after the
+// response and the attempt stalls until its lease expires and the
+// reconciler retries it. [Handler.Close] (on SIGTERM) ends the attempts
+// still running and stores their outcomes.
 //
 // The control plane is the SQLite file of [EnvSQLitePath]; no invocation
 // names a path.

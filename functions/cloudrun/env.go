@@ -15,7 +15,7 @@ import (
 // service definition sets all but [EnvInvocation], which the launcher sets
 // per execution through RunJob's container overrides.
 const (
-	// EnvMode is [ModeJob]. Optional; defaults to job.
+	// EnvMode is [ModeJob] or [ModeService]. Optional; defaults to job.
 	EnvMode = "SORTIE_CLOUDRUN_MODE"
 	// EnvInvocation is the attempt's [sortie.Invocation] as JSON, in job
 	// mode. Required in job mode; at most [MaxEnvValueBytes] bytes.
@@ -26,6 +26,12 @@ const (
 	EnvSQLitePath = "SORTIE_SQLITE_PATH"
 	// EnvLogLevel is debug, info, warn or error. Optional; defaults to info.
 	EnvLogLevel = "SORTIE_LOG_LEVEL"
+	// EnvPort is the port service mode listens on (Cloud Run sets it).
+	// Optional; defaults to 8080.
+	EnvPort = "PORT"
+	// EnvAudience is the audience a caller's Google ID token must carry in
+	// service mode: the service's URL. Required in service mode.
+	EnvAudience = "SORTIE_SERVICE_AUDIENCE"
 	// EnvExecution is the execution name Cloud Run gives a job's container
 	// (CLOUD_RUN_EXECUTION); it names the worker in claims. Optional.
 	EnvExecution = "CLOUD_RUN_EXECUTION"
@@ -35,6 +41,8 @@ const (
 const (
 	// ModeJob executes the one invocation in [EnvInvocation] and exits.
 	ModeJob = "job"
+	// ModeService serves invocations POSTed to [InvocationsPath]; see [Handler].
+	ModeService = "service"
 )
 
 // MaxEnvValueBytes is the largest value of one environment variable Cloud
@@ -44,7 +52,7 @@ const MaxEnvValueBytes = 32 << 10
 
 // Env is the container's configuration, read by [LoadEnv].
 type Env struct {
-	Mode, SQLitePath, Execution string
+	Mode, SQLitePath, Execution, Port, Audience string
 	// Invocation is the raw [EnvInvocation] value (job mode).
 	Invocation string
 	LogLevel   slog.Level
@@ -53,12 +61,19 @@ type Env struct {
 // LoadEnv reads the Env* variables through getenv (os.Getenv) and
 // validates them, returning a [*sortie.ValidationError] naming the variable.
 func LoadEnv(getenv func(string) string) (*Env, error) {
-	e := &Env{Mode: getenv(EnvMode), SQLitePath: getenv(EnvSQLitePath), Execution: getenv(EnvExecution), Invocation: getenv(EnvInvocation)}
+	e := &Env{Mode: getenv(EnvMode), SQLitePath: getenv(EnvSQLitePath), Execution: getenv(EnvExecution), Invocation: getenv(EnvInvocation),
+		Port: getenv(EnvPort), Audience: getenv(EnvAudience)}
 	if e.Mode == "" {
 		e.Mode = ModeJob
 	}
-	if e.Mode != ModeJob {
-		return nil, sortie.Invalidf(EnvMode, "%q must be %q", e.Mode, ModeJob)
+	if e.Mode != ModeJob && e.Mode != ModeService {
+		return nil, sortie.Invalidf(EnvMode, "%q must be %q or %q", e.Mode, ModeJob, ModeService)
+	}
+	if e.Mode == ModeService && e.Audience == "" {
+		return nil, sortie.Invalidf(EnvAudience, "service mode needs the ID token audience (the service URL)")
+	}
+	if e.Port == "" {
+		e.Port = "8080"
 	}
 	if e.SQLitePath == "" {
 		return nil, sortie.Invalidf(EnvSQLitePath, "the control plane's SQLite file is required")

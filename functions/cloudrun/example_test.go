@@ -2,6 +2,9 @@ package cloudrun_test
 
 import (
 	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"strings"
 
 	"github.com/sortie-run/sortie/functions/cloudrun"
 )
@@ -13,4 +16,14 @@ func ExampleLoadEnv() {
 	_, err := cloudrun.LoadEnv(func(k string) string { return env[k] })
 	fmt.Println(err)
 	// Output: invalid SORTIE_SQLITE_PATH: the control plane's SQLite file is required
+}
+
+// Service mode refuses a caller without a Google ID token before reading
+// the invocation.
+func ExampleHandler() {
+	h := &cloudrun.Handler{Verifier: &cloudrun.IDTokenVerifier{Audience: "https://worker.example.run.app"}}
+	rec := httptest.NewRecorder()
+	h.ServeHTTP(rec, httptest.NewRequest(http.MethodPost, cloudrun.InvocationsPath, strings.NewReader("{}")))
+	fmt.Println(rec.Code, strings.TrimSpace(rec.Body.String()))
+	// Output: 401 {"status":"refused","error":"caller not verified"}
 }

@@ -25,6 +25,17 @@
 // processes, a second execution of the same launch ID is a duplicate
 // delivery: its worker's claim is refused and it exits 0 without running.
 //
+// [ServiceLauncher] POSTs the invocation to a Cloud Run service running the
+// same container in service mode, with an *http.Client that adds a
+// Google-signed ID token (idtoken.NewClient(ctx, serviceURL) from
+// google.golang.org/api/idtoken). The service answers 202 once the attempt
+// is claimed and 409 when the claim is refused (a duplicate delivery, which
+// Start treats as success). It is a [sortie.Launcher] only: there is no
+// provider-side stop or status of a request, so cancellation is
+// cooperative (the heartbeat) and the lease covers a lost instance. The
+// service must use instance-based billing (CPU always allocated), since the
+// attempt runs after the response.
+//
 // The container is cmd/sortie-cloudrun; see package
 // github.com/sortie-run/sortie/functions/cloudrun for its environment.
 //

@@ -1,0 +1,132 @@
+package cloudrun_test
+
+import (
+	"context"
+	"errors"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/sortie-run/sortie"
+	"github.com/sortie-run/sortie/controlplane/sqlite"
+	"github.com/sortie-run/sortie/functions"
+	fncloudrun "github.com/sortie-run/sortie/functions/cloudrun"
+	"github.com/sortie-run/sortie/functions/probe"
+	"github.com/sortie-run/sortie/launchers/cloudrun"
+	"github.com/sortie-run/sortie/launchers/launchertest"
+)
+
+// testToken stands in for a Google-signed ID token: the service's
+// verifier accepts only it.
+const testToken = "test-id-token"
+
+// tokenVerifier is the tests' Verifier (production: IDTokenVerifier).
+type tokenVerifier struct{}
+
+func (tokenVerifier) Verify(_ context.Context, r *http.Request) error {
+	if r.Header.Get("Authorization") != "Bearer "+testToken {
+		return errors.New("wrong or missing bearer token")
+	}
+	return nil
+}
+
+// bearer adds the test token, as idtoken.NewClient adds an ID token.
+type bearer struct{ token string }
+
+func (b bearer) RoundTrip(r *http.Request) (*http.Response, error) {
+	r = r.Clone(r.Context())
+	r.Header.Set("Authorization", "Bearer "+b.token)
+	return http.DefaultTransport.RoundTrip(r)
+}
+
+// serviceRig is the real service handler on a loopback HTTP server, on
+// a SQLite control plane, and a service launcher of it.
+type serviceRig struct {
+	cp       *sqlite.ControlPlane
+	url      string
+	launcher *cloudrun.ServiceLauncher
+}
+
+func newServiceRig(tb testing.TB, token string) *serviceRig {
+	tb.Helper()
+	cp, err := sqlite.Open(filepath.Join(tb.TempDir(), "sortie.db"), nil)
+	if err != nil {
+		tb.Fatalf("sqlite.Open = %v, want nil", err)
+	}
+	reg := functions.NewRegistry()
+	probe.Register(reg)
+	log := slog.New(slog.NewTextHandler(io.Discard, nil))
+	h := &fncloudrun.Handler{Worker: &functions.Worker{Registry: reg, Logger: log}, ControlPlane: cp, Verifier: tokenVerifier{}, Logger: log}
+	srv := httptest.NewServer(h)
+	tb.Cleanup(func() { srv.Close(); h.Close(); cp.Close() })
+	l, err := cloudrun.NewService(cloudrun.ServiceOptions{URL: srv.URL, Client: &http.Client{Transport: bearer{token}}})
+	if err != nil {
+		tb.Fatalf("NewService(%s) = %v, want nil", srv.URL, err)
+	}
+	return &serviceRig{cp: cp, url: srv.URL, launcher: l}
+}
+
+// TestServiceConformance runs the conformance suite on the service
+// launcher against the real service handler on loopback.
+func TestServiceConformance(t *testing.T) {
+	launchertest.RunConformanceTests(t, func(t *testing.T) launchertest.Harness { return &serviceHarness{} })
+}
+
+type serviceHarness struct{}
+
+func (h *serviceHarness) MakeLauncher(_ context.Context, t *testing.T) (sortie.Launcher, sortie.ControlPlane) {
+	r := newServiceRig(t, testToken)
+	return r.launcher, r.cp
+}
+
+// CanCancelRunning is false: a service has no provider-side stop; the
+// worker stops on its heartbeat.
+func (h *serviceHarness) CanCancelRunning() bool { return false }
+
+// CanDescribe is false: a request has no status to read afterwards.
+func (h *serviceHarness) CanDescribe() bool { return false }
+
+// WorkerCanCrash is false: the handler runs in the test process here.
+func (h *serviceHarness) WorkerCanCrash() bool { return false }
+
+func (h *serviceHarness) Close() {}
+
+// A caller without the right ID token is refused (401): Start fails and
+// nothing is claimed.
+func TestServiceRefusesUnverifiedCaller(t *testing.T) {
+	r := newServiceRig(t, "forged-token")
+	e := sortie.NewEngine(r.cp, r.launcher, probeAgents, &sortie.EngineOptions{DefaultPolicy: testPolicy,
+		Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	t.Cleanup(func() { _ = e.Close() })
+	run := submit(t, e, map[string]any{"events": 1}, sortie.Policy{})
+	inv := &sortie.Invocation{Version: sortie.InvocationVersion, RunID: run.ID, Attempt: 1, LaunchID: "forged-launch",
+		Agent: probeAgents["probe"], DeadlineMs: run.CreatedMs + 60000, HeartbeatMs: 200, LeaseMs: 1000,
+		Report: sortie.Report{Mode: sortie.ReportControlPlane}}
+	_, err := r.launcher.Start(context.Background(), inv)
+	if err == nil || !strings.Contains(err.Error(), "401") {
+		t.Fatalf("Start with a forged token = %v, want an error naming status 401", err)
+	}
+	got, _ := e.Get(context.Background(), run.ID)
+	for _, a := range got.Attempts {
+		if a.Claimed() {
+			t.Errorf("attempt %d of run %s was claimed after refused requests, want none", a.Number, run.ID)
+		}
+	}
+}
+
+// Methods other than POST are refused with 405.
+func TestServiceMethodNotAllowed(t *testing.T) {
+	r := newServiceRig(t, testToken)
+	resp, err := http.Get(r.url + fncloudrun.InvocationsPath)
+	if err != nil {
+		t.Fatalf("GET %s = %v", fncloudrun.InvocationsPath, err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusMethodNotAllowed {
+		t.Errorf("GET %s = %d, want 405", fncloudrun.InvocationsPath, resp.StatusCode)
+	}
+}
