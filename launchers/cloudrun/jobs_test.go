@@ -188,3 +188,42 @@ func TestOversizeRefused(t *testing.T) {
 		t.Errorf("RunJob called %d times for a refused invocation, want 0", n)
 	}
 }
+
+// A second launcher (another process) starting the same launch ID makes a
+// second execution; its container's claim is refused, it runs nothing and
+// its task succeeds, and the run has one attempt with its events once.
+func TestDuplicateExecutionAcrossLaunchers(t *testing.T) {
+	r := newRig(t)
+	e := newEngine(t, r)
+	run := submit(t, e, map[string]any{"events": 3, "interval_ms": 20, "output": "once"}, sortie.Policy{})
+	waitFor(t, "the first RunJob", func() (bool, string) { return len(r.fake.requests()) == 1, "no RunJob yet" })
+	env := r.fake.requests()[0].GetOverrides().GetContainerOverrides()[0].GetEnv()
+	var raw string
+	for _, v := range env {
+		if v.GetName() == fncloudrun.EnvInvocation {
+			raw = v.GetValue()
+		}
+	}
+	inv, err := sortie.DecodeInvocation([]byte(raw))
+	if err != nil {
+		t.Fatalf("first RunJobRequest's invocation does not decode: %v", err)
+	}
+	other := jobsLauncher(t, r.fake)
+	ref, err := other.Start(context.Background(), inv)
+	if err != nil {
+		t.Fatalf("Start(same launch ID, second launcher) = %v, want nil", err)
+	}
+	if st := waitEnded(t, other, ref); st.Phase != sortie.PhaseSucceeded {
+		t.Errorf("Describe(duplicate execution %s) = %+v, want succeeded (claim refused, nothing run)", ref.ID, st)
+	}
+	run = waitRun(t, e, run.ID, "the run to settle with its Ref", false, func(r *sortie.Run) bool {
+		return settled(r) && r.Attempts[0].Ref != nil
+	})
+	if run.State != sortie.StateCompleted || len(run.Attempts) != 1 || run.Attempts[0].Ref.ID == ref.ID {
+		t.Fatalf("run = %s with %d attempts (first execution %s), want completed once by the first execution", run.State, len(run.Attempts), run.Attempts[0].Ref.ID)
+	}
+	evs, err := e.Events(context.Background(), run.ID, sortie.Cursor{}, 100)
+	if err != nil || len(evs) != 3 {
+		t.Errorf("Events(%s) = %d events, %v; want 3", run.ID, len(evs), err)
+	}
+}

@@ -58,6 +58,13 @@ func newRig(tb testing.TB) *rig {
 	}
 	tb.Cleanup(func() { cp.Close() })
 	fake := startFake(tb, path)
+	return &rig{cp: cp, fake: fake, launcher: jobsLauncher(tb, fake)}
+}
+
+// jobsLauncher returns a new Jobs launcher on fake, with its own clients
+// (as another process would have).
+func jobsLauncher(tb testing.TB, fake *fakeRun) *cloudrun.JobsLauncher {
+	tb.Helper()
 	ctx := context.Background()
 	opts := []option.ClientOption{option.WithEndpoint(fake.addr), option.WithoutAuthentication(),
 		option.WithGRPCDialOption(grpc.WithTransportCredentials(insecure.NewCredentials()))}
@@ -74,5 +81,5 @@ func newRig(tb testing.TB) *rig {
 	if err != nil {
 		tb.Fatalf("NewJobs(%s) = %v, want nil", testJob, err)
 	}
-	return &rig{cp: cp, fake: fake, launcher: l}
+	return l
 }

@@ -1,0 +1,78 @@
+package cloudrun_test
+
+import (
+	"context"
+	"net/http"
+	"net/http/httptest"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/sortie-run/sortie"
+	"github.com/sortie-run/sortie/controlplane/sqlite"
+	"github.com/sortie-run/sortie/functions"
+	"github.com/sortie-run/sortie/functions/cloudrun"
+)
+
+type allowAll struct{}
+
+func (allowAll) Verify(context.Context, *http.Request) error { return nil }
+
+// Requests the handler must refuse before claiming anything, with the
+// status that says why.
+func TestHandlerRefuses(t *testing.T) {
+	cp, err := sqlite.Open(filepath.Join(t.TempDir(), "sortie.db"), nil)
+	if err != nil {
+		t.Fatalf("sqlite.Open = %v, want nil", err)
+	}
+	defer cp.Close()
+	h := &cloudrun.Handler{Worker: &functions.Worker{}, ControlPlane: cp, Verifier: allowAll{}}
+	defer h.Close()
+	cases := []struct {
+		name, method, path, body string
+		want                     int
+	}{
+		{"other path", http.MethodPost, "/other", "{}", http.StatusNotFound},
+		{"GET", http.MethodGet, cloudrun.InvocationsPath, "", http.StatusMethodNotAllowed},
+		{"not JSON", http.MethodPost, cloudrun.InvocationsPath, "not json", http.StatusBadRequest},
+		{"wrong version", http.MethodPost, cloudrun.InvocationsPath, `{"version":"v0"}`, http.StatusBadRequest},
+		{"oversize", http.MethodPost, cloudrun.InvocationsPath, strings.Repeat(" ", sortie.MaxInvocationBytes+1), http.StatusRequestEntityTooLarge},
+	}
+	for _, c := range cases {
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, httptest.NewRequest(c.method, c.path, strings.NewReader(c.body)))
+		if rec.Code != c.want {
+			t.Errorf("%s %s (%s) = %d %s, want %d", c.method, c.path, c.name, rec.Code, rec.Body, c.want)
+		}
+	}
+	runs, err := cp.List(context.Background(), sortie.ListQuery{})
+	if err != nil || len(runs.Runs) != 0 {
+		t.Errorf("control plane after refused requests: %+v, %v; want no runs", runs, err)
+	}
+}
+
+// LoadEnv names the variable that is wrong.
+func TestLoadEnv(t *testing.T) {
+	cases := []struct {
+		env       map[string]string
+		wantField string
+	}{
+		{map[string]string{cloudrun.EnvSQLitePath: "/x"}, cloudrun.EnvInvocation},
+		{map[string]string{cloudrun.EnvSQLitePath: "/x", cloudrun.EnvMode: "batch"}, cloudrun.EnvMode},
+		{map[string]string{cloudrun.EnvSQLitePath: "/x", cloudrun.EnvMode: "service"}, cloudrun.EnvAudience},
+		{map[string]string{cloudrun.EnvSQLitePath: "/x", cloudrun.EnvInvocation: strings.Repeat("x", cloudrun.MaxEnvValueBytes+1)}, cloudrun.EnvInvocation},
+		{map[string]string{cloudrun.EnvSQLitePath: "/x", cloudrun.EnvInvocation: "{}", cloudrun.EnvLogLevel: "loud"}, cloudrun.EnvLogLevel},
+	}
+	for _, c := range cases {
+		_, err := cloudrun.LoadEnv(func(k string) string { return c.env[k] })
+		ve, ok := err.(*sortie.ValidationError)
+		if !ok || ve.Field != c.wantField {
+			t.Errorf("LoadEnv(%.80v) = %v, want a ValidationError on %s", c.env, err, c.wantField)
+		}
+	}
+	env := map[string]string{cloudrun.EnvSQLitePath: "/x", cloudrun.EnvMode: "service", cloudrun.EnvAudience: "https://w.run.app"}
+	e, err := cloudrun.LoadEnv(func(k string) string { return env[k] })
+	if err != nil || e.Port != "8080" {
+		t.Errorf("LoadEnv(service defaults) = %+v, %v; want port 8080", e, err)
+	}
+}
