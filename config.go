@@ -58,8 +58,11 @@ func ParseConfig(b []byte) (map[string]string, error) {
 			return nil, invalidf("config", "variable name %.64q must be 1-128 characters of A-Z, a-z, 0-9 and '_', not starting with a digit", k)
 		}
 		var s string
-		if json.Unmarshal(v, &s) != nil || strings.ContainsRune(s, 0) {
-			return nil, invalidf("config", "the value of %s must be a string without NUL bytes", k)
+		if t := bytes.TrimSpace(v); len(t) == 0 || t[0] != '"' || json.Unmarshal(t, &s) != nil {
+			return nil, invalidf("config", "the value of %s must be a JSON string", k)
+		}
+		if strings.ContainsRune(s, 0) {
+			return nil, invalidf("config", "the value of %s must not hold NUL bytes", k)
 		}
 		cfg[k] = s
 	}

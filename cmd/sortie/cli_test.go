@@ -131,6 +131,10 @@ func TestBadInput(t *testing.T) {
 		{[]string{"run", "probe", "--state-dir", "/proc/no/such"}, "--state-dir"},
 		{[]string{"submit", "probe", "--policy", `{"heartbeat_ms":1000,"lease_ms":500}`}, "policy.lease_ms"},
 		{[]string{"submit", "probe", "--config-file", big}, "config"},
+		{[]string{"submit", "probe", "--config-file", cfgFile(t, `{"API_TOKEN":"x"}`)}, "--config-env"},
+		{[]string{"submit", "probe", "--config-env", "API_TOKEN", "--config-file", cfgFile(t, `{"API_TOKEN":null}`)}, "JSON string"},
+		{[]string{"submit", "probe", "--config-env", "API_TOKEN", "--config-file", cfgFile(t, `{"OTHER":"x"}`)}, "not in --config-env"},
+		{[]string{"list", "--state-dir", ""}, "--state-dir"},
 	} {
 		r := c.run(tc.args...)
 		if r.code != 2 || !strings.Contains(r.stderr, tc.want) {
@@ -232,4 +236,13 @@ func TestInlineConfigNeverStoredInPlaintext(t *testing.T) {
 	if r.code != 2 || !strings.Contains(r.stderr, "config") {
 		t.Errorf("run with --config-file but inline configuration off: exit %d, %q; want exit 2 naming config", r.code, r.stderr)
 	}
+}
+
+// cfgFile writes an inline configuration file for a test.
+func cfgFile(t *testing.T, body string) string {
+	path := filepath.Join(t.TempDir(), "config.json")
+	if err := os.WriteFile(path, []byte(body), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return path
 }

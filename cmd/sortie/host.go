@@ -222,6 +222,9 @@ func (g *globals) withHost(fn func(h *host) error) error {
 
 // validate checks the global flags before any command runs.
 func (g *globals) validate() error {
+	if strings.TrimSpace(g.stateDir) == "" {
+		return usagef("--state-dir: empty; name a directory (default .sortie)")
+	}
 	if g.reconcile <= 0 {
 		return usagef("--reconcile-interval %v: must be positive", g.reconcile)
 	}

@@ -147,6 +147,10 @@ func newCancelCmd(g *globals) *cobra.Command {
 				if g.jsonOut {
 					return printJSON(os.Stdout, run)
 				}
+				if !run.CancelRequested {
+					fmt.Printf("run %s already %s; nothing to cancel\n", run.ID, run.State)
+					return nil
+				}
 				fmt.Printf("run %s %s (cancel requested)\n", run.ID, run.State)
 				return nil
 			})
@@ -164,15 +168,16 @@ func newResumeCmd(g *globals) *cobra.Command {
 		Short: "Answer an input-required or auth-required run and follow its next attempt",
 		Args:  exactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			flag := "--input"
 			if inputFile != "" {
 				b, err := readLimited(inputFile, sortie.MaxVariablesBytes)
 				if err != nil {
 					return usagef("--input-file: %v", err)
 				}
-				input = string(b)
+				input, flag = string(b), "--input-file"
 			}
 			if !json.Valid([]byte(input)) {
-				return usagef("--input: not valid JSON")
+				return usagef("%s: not valid JSON", flag)
 			}
 			return g.withHost(func(h *host) error {
 				run, err := h.client.Resume(cmd.Context(), sortie.RunID(args[0]), json.RawMessage(input))
@@ -189,6 +194,7 @@ func newResumeCmd(g *globals) *cobra.Command {
 	}
 	c.Flags().StringVar(&input, "input", "null", "the answer, as JSON")
 	c.Flags().StringVar(&inputFile, "input-file", "", "read the answer (JSON) from this file (- for stdin)")
+	c.MarkFlagsMutuallyExclusive("input", "input-file")
 	c.Flags().BoolVar(&noFollow, "no-follow", false, "print the run and return without following")
 	return c
 }

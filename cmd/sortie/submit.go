@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"strings"
 
 	"github.com/sortie-run/sortie"
@@ -97,6 +98,28 @@ func (s *submitFlags) request(agent string) (*sortie.SubmitRequest, error) {
 	return req, nil
 }
 
+// checkConfig refuses, before anything is stored, a --config-file the
+// embedded host cannot take: inline configuration off (no --config-env), or
+// a variable outside the allowlist.
+func (g *globals) checkConfig(req *sortie.SubmitRequest) error {
+	if len(req.Config) == 0 {
+		return nil
+	}
+	if len(g.configEnv) == 0 {
+		return usagef("--config-file needs --config-env NAMES (or SORTIE_CONFIG_ENV): inline configuration is off")
+	}
+	cfg, err := sortie.ParseConfig(req.Config)
+	if err != nil {
+		return usagef("--config-file: %v", err)
+	}
+	for name := range cfg {
+		if !slices.Contains(g.configEnv, name) {
+			return usagef("--config-file: variable %s is not in --config-env %s", name, strings.Join(g.configEnv, ","))
+		}
+	}
+	return nil
+}
+
 // submit resolves the agent argument, opens the host and submits.
 func submit(ctx context.Context, g *globals, s *submitFlags, arg string) (*host, *sortie.Run, error) {
 	name, extra, err := resolveAgent(arg)
@@ -110,6 +133,9 @@ func submit(ctx context.Context, g *globals, s *submitFlags, arg string) (*host,
 	}
 	req, err := s.request(name)
 	if err != nil {
+		return nil, nil, err
+	}
+	if err := g.checkConfig(req); err != nil {
 		return nil, nil, err
 	}
 	h, err := g.openHost(extra...)

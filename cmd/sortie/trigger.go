@@ -45,6 +45,10 @@ rules file.`,
 				if perr := printReport(os.Stdout, g.jsonOut, rep); perr != nil {
 					return perr
 				}
+				if err != nil && rep != nil {
+					// The files were valid: some run could not be started.
+					return &exitError{code: 1, err: err}
+				}
 				return err
 			})
 		},
