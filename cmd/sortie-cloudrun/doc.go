@@ -16,5 +16,6 @@
 // billing (CPU always allocated). SIGTERM ends the attempts still running
 // and stores their outcomes.
 //
-// The control plane is the SQLite file of SORTIE_SQLITE_PATH.
+// The control plane is the DynamoDB table of SORTIE_DYNAMODB_TABLE or the
+// SQLite file of SORTIE_SQLITE_PATH (exactly one).
 package main

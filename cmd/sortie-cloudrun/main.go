@@ -32,7 +32,7 @@ func run() int {
 	probe.Register(reg)
 	textstats.Register(reg)
 	w := &functions.Worker{Registry: reg, Logger: log}
-	cp, err := env.OpenControlPlane()
+	cp, err := env.OpenControlPlane(context.Background())
 	if err != nil {
 		log.Error("sortie-cloudrun: start", "err", err)
 		return 1

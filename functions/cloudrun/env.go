@@ -6,7 +6,12 @@ import (
 	"fmt"
 	"log/slog"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/config"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+
 	"github.com/sortie-run/sortie"
+	"github.com/sortie-run/sortie/controlplane/dynamo"
 	"github.com/sortie-run/sortie/controlplane/sqlite"
 	"github.com/sortie-run/sortie/functions"
 )
@@ -22,8 +27,16 @@ const (
 	EnvInvocation = "SORTIE_INVOCATION"
 	// EnvSQLitePath is the SQLite control plane's file (for example on a
 	// mounted volume), from the deployment's configuration, never from an
-	// invocation. Required.
+	// invocation. Exactly one of it and [EnvDynamoTable] is required.
 	EnvSQLitePath = "SORTIE_SQLITE_PATH"
+	// EnvDynamoTable is the DynamoDB control plane's table (the same name
+	// the Lambda function reads). AWS credentials and region come from the
+	// SDK's usual sources: AWS_* variables from a secret, or a web identity
+	// token file for workload identity federation. Exactly one of it and
+	// [EnvSQLitePath] is required.
+	EnvDynamoTable = "SORTIE_DYNAMODB_TABLE"
+	// EnvDynamoEndpoint overrides the DynamoDB endpoint URL. Optional.
+	EnvDynamoEndpoint = "SORTIE_DYNAMODB_ENDPOINT"
 	// EnvLogLevel is debug, info, warn or error. Optional; defaults to info.
 	EnvLogLevel = "SORTIE_LOG_LEVEL"
 	// EnvPort is the port service mode listens on (Cloud Run sets it).
@@ -53,6 +66,7 @@ const MaxEnvValueBytes = 32 << 10
 // Env is the container's configuration, read by [LoadEnv].
 type Env struct {
 	Mode, SQLitePath, Execution, Port, Audience string
+	DynamoTable, DynamoEndpoint                 string
 	// Invocation is the raw [EnvInvocation] value (job mode).
 	Invocation string
 	LogLevel   slog.Level
@@ -62,7 +76,8 @@ type Env struct {
 // validates them, returning a [*sortie.ValidationError] naming the variable.
 func LoadEnv(getenv func(string) string) (*Env, error) {
 	e := &Env{Mode: getenv(EnvMode), SQLitePath: getenv(EnvSQLitePath), Execution: getenv(EnvExecution), Invocation: getenv(EnvInvocation),
-		Port: getenv(EnvPort), Audience: getenv(EnvAudience)}
+		Port: getenv(EnvPort), Audience: getenv(EnvAudience),
+		DynamoTable: getenv(EnvDynamoTable), DynamoEndpoint: getenv(EnvDynamoEndpoint)}
 	if e.Mode == "" {
 		e.Mode = ModeJob
 	}
@@ -75,8 +90,8 @@ func LoadEnv(getenv func(string) string) (*Env, error) {
 	if e.Port == "" {
 		e.Port = "8080"
 	}
-	if e.SQLitePath == "" {
-		return nil, sortie.Invalidf(EnvSQLitePath, "the control plane's SQLite file is required")
+	if (e.SQLitePath == "") == (e.DynamoTable == "") {
+		return nil, sortie.Invalidf(EnvSQLitePath, "set exactly one of %s (a SQLite file) and %s (a DynamoDB table): the control plane", EnvSQLitePath, EnvDynamoTable)
 	}
 	if e.Mode == ModeJob && e.Invocation == "" {
 		return nil, sortie.Invalidf(EnvInvocation, "job mode needs the invocation JSON")
@@ -92,8 +107,25 @@ func LoadEnv(getenv func(string) string) (*Env, error) {
 	return e, nil
 }
 
-// OpenControlPlane opens the SQLite control plane of [EnvSQLitePath].
-func (e *Env) OpenControlPlane() (*sqlite.ControlPlane, error) {
+// OpenControlPlane opens the control plane the deployment names: the
+// DynamoDB table of [EnvDynamoTable], or the SQLite file of [EnvSQLitePath].
+func (e *Env) OpenControlPlane(ctx context.Context) (sortie.ControlPlane, error) {
+	if e.DynamoTable != "" {
+		cfg, err := config.LoadDefaultConfig(ctx)
+		if err != nil {
+			return nil, fmt.Errorf("cloudrun: load the AWS configuration: %w", err)
+		}
+		db := dynamodb.NewFromConfig(cfg, func(o *dynamodb.Options) {
+			if e.DynamoEndpoint != "" {
+				o.BaseEndpoint = aws.String(e.DynamoEndpoint)
+			}
+		})
+		cp, err := dynamo.New(db, e.DynamoTable, nil)
+		if err != nil {
+			return nil, fmt.Errorf("cloudrun: open control plane: %w", err)
+		}
+		return cp, nil
+	}
 	cp, err := sqlite.Open(e.SQLitePath, nil)
 	if err != nil {
 		return nil, fmt.Errorf("cloudrun: open control plane: %w", err)

@@ -54,11 +54,17 @@ type fakeExec struct {
 	cancelled bool
 }
 
-// startFake serves a fakeRun on a loopback port until tb ends.
+// startFake serves a fakeRun on a loopback port until tb ends; its
+// containers report to the SQLite file sqlitePath.
 func startFake(tb testing.TB, sqlitePath string) *fakeRun {
+	return startFakeEnv(tb, []string{fncloudrun.EnvSQLitePath + "=" + sqlitePath, fncloudrun.EnvLogLevel + "=warn"})
+}
+
+// startFakeEnv serves a fakeRun whose Job defines the container
+// environment env.
+func startFakeEnv(tb testing.TB, env []string) *fakeRun {
 	tb.Helper()
-	f := &fakeRun{execs: map[string]*fakeExec{}, env: []string{
-		fncloudrun.EnvSQLitePath + "=" + sqlitePath, fncloudrun.EnvLogLevel + "=warn"}}
+	f := &fakeRun{execs: map[string]*fakeExec{}, env: env}
 	lis, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		tb.Fatalf("listen: %v", err)

@@ -38,7 +38,9 @@ func runTests(m *testing.M) int {
 		fmt.Fprintf(os.Stderr, "launchers/cloudrun tests: build sortie-cloudrun: %v\n%s", err, out)
 		return 1
 	}
-	return m.Run()
+	code := m.Run()
+	stopDynamoLocal()
+	return code
 }
 
 // rig is one test's real parts: a SQLite control plane, the fake Admin
