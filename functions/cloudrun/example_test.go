@@ -15,7 +15,7 @@ func ExampleLoadEnv() {
 	env := map[string]string{cloudrun.EnvInvocation: `{"version":"sortie.invocation/v1"}`}
 	_, err := cloudrun.LoadEnv(func(k string) string { return env[k] })
 	fmt.Println(err)
-	// Output: invalid SORTIE_SQLITE_PATH: the control plane's SQLite file is required
+	// Output: invalid SORTIE_SQLITE_PATH: set exactly one of SORTIE_SQLITE_PATH (a SQLite file) and SORTIE_DYNAMODB_TABLE (a DynamoDB table): the control plane
 }
 
 // Service mode refuses a caller without a Google ID token before reading
