@@ -36,76 +36,51 @@ func (c *ControlPlane) update(op string, id sortie.RunID, fn func(r *sortie.Run)
 	return r.Clone(), nil
 }
 
-// changes adapts a transition that always changes the run when it succeeds.
-func changes(err error) (bool, error) { return err == nil, err }
+// ops is the shared implementation of the state-changing methods.
+func (c *ControlPlane) ops() controlplane.Changes {
+	return controlplane.Changes{Change: c.changeCtx, NowMs: c.nowMs}
+}
 
 // RecordLaunch implements [sortie.ControlPlane.RecordLaunch].
-func (c *ControlPlane) RecordLaunch(_ context.Context, l sortie.Launch) (*sortie.Run, error) {
-	if err := controlplane.CheckAttempt(l.RunID, l.Attempt, l.LaunchID); err != nil {
-		return nil, err
-	}
-	return c.update("record launch", l.RunID, func(r *sortie.Run) (bool, error) {
-		return changes(controlplane.RecordLaunch(r, l))
-	})
+func (c *ControlPlane) RecordLaunch(ctx context.Context, l sortie.Launch) (*sortie.Run, error) {
+	return c.ops().RecordLaunch(ctx, l)
 }
 
 // SetRef implements [sortie.ControlPlane.SetRef].
-func (c *ControlPlane) SetRef(_ context.Context, id sortie.RunID, attempt int, launchID string, ref sortie.Ref) error {
-	if err := controlplane.CheckAttempt(id, attempt, launchID); err != nil {
-		return err
-	}
-	_, err := c.update("set ref", id, func(r *sortie.Run) (bool, error) {
-		return changes(controlplane.SetRef(r, attempt, launchID, ref, c.nowMs()))
-	})
-	return err
+func (c *ControlPlane) SetRef(ctx context.Context, id sortie.RunID, attempt int, launchID string, ref sortie.Ref) error {
+	return c.ops().SetRef(ctx, id, attempt, launchID, ref)
 }
 
 // Claim implements [sortie.ControlPlane.Claim].
-func (c *ControlPlane) Claim(_ context.Context, cl sortie.Claim) (*sortie.Run, error) {
-	if err := controlplane.CheckAttempt(cl.RunID, cl.Attempt, cl.LaunchID); err != nil {
-		return nil, err
-	}
-	return c.update("claim", cl.RunID, func(r *sortie.Run) (bool, error) {
-		return changes(controlplane.Claim(r, cl))
-	})
+func (c *ControlPlane) Claim(ctx context.Context, cl sortie.Claim) (*sortie.Run, error) {
+	return c.ops().Claim(ctx, cl)
 }
 
 // Heartbeat implements [sortie.ControlPlane.Heartbeat].
-func (c *ControlPlane) Heartbeat(_ context.Context, cl sortie.Claim) (*sortie.Run, error) {
-	if err := controlplane.CheckAttempt(cl.RunID, cl.Attempt, cl.LaunchID); err != nil {
-		return nil, err
-	}
-	return c.update("heartbeat", cl.RunID, func(r *sortie.Run) (bool, error) {
-		return changes(controlplane.Heartbeat(r, cl))
-	})
+func (c *ControlPlane) Heartbeat(ctx context.Context, cl sortie.Claim) (*sortie.Run, error) {
+	return c.ops().Heartbeat(ctx, cl)
 }
 
 // Finish implements [sortie.ControlPlane.Finish]: a finish of an attempt
 // that already ended returns the stored run and no error.
-func (c *ControlPlane) Finish(_ context.Context, f sortie.Finish) (*sortie.Run, error) {
-	if err := controlplane.CheckAttempt(f.RunID, f.Attempt, f.LaunchID); err != nil {
-		return nil, err
-	}
-	return c.update("finish", f.RunID, func(r *sortie.Run) (bool, error) {
-		return controlplane.Finish(r, f)
-	})
+func (c *ControlPlane) Finish(ctx context.Context, f sortie.Finish) (*sortie.Run, error) {
+	return c.ops().Finish(ctx, f)
 }
 
-// RequestCancel implements [sortie.ControlPlane.RequestCancel].
-func (c *ControlPlane) RequestCancel(_ context.Context, id sortie.RunID, reason string) (*sortie.Run, error) {
-	if len(reason) > sortie.MaxEventTextBytes {
-		return nil, sortie.Invalidf("reason", "%d bytes, limit %d", len(reason), sortie.MaxEventTextBytes)
-	}
-	return c.update("request cancel", id, func(r *sortie.Run) (bool, error) {
-		return controlplane.RequestCancel(r, reason, c.nowMs()), nil
-	})
+// RequestCancel implements [sortie.ControlPlane.RequestCancel]. reason is
+// at most [sortie.MaxEventTextBytes] bytes.
+func (c *ControlPlane) RequestCancel(ctx context.Context, id sortie.RunID, reason string) (*sortie.Run, error) {
+	return c.ops().RequestCancel(ctx, id, reason)
 }
 
 // Resume implements [sortie.ControlPlane.Resume].
-func (c *ControlPlane) Resume(_ context.Context, id sortie.RunID, input json.RawMessage) (*sortie.Run, error) {
-	return c.update("resume", id, func(r *sortie.Run) (bool, error) {
-		return changes(controlplane.Resume(r, input, c.nowMs()))
-	})
+func (c *ControlPlane) Resume(ctx context.Context, id sortie.RunID, input json.RawMessage) (*sortie.Run, error) {
+	return c.ops().Resume(ctx, id, input)
+}
+
+// changeCtx is update as a [controlplane.ChangeFunc].
+func (c *ControlPlane) changeCtx(_ context.Context, op string, id sortie.RunID, fn func(r *sortie.Run) (bool, error)) (*sortie.Run, error) {
+	return c.update(op, id, fn)
 }
 
 // Expired implements [sortie.ControlPlane.Expired]; limit ≤ 0 means

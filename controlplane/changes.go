@@ -1,0 +1,106 @@
+package controlplane
+
+import (
+	"context"
+	"encoding/json"
+
+	"github.com/sortie-run/sortie"
+)
+
+// ChangeFunc is a driver's one write primitive: it loads run id, calls fn
+// on a copy, stores the copy atomically (a transaction, or a write
+// conditional on the version) when fn reports a change, and returns the run
+// as stored afterwards. op names the operation in errors. It returns
+// sortie.ErrNotFound for an unknown run.
+type ChangeFunc func(ctx context.Context, op string, id sortie.RunID, fn func(r *sortie.Run) (bool, error)) (*sortie.Run, error)
+
+// Changes implements the state-changing methods of [sortie.ControlPlane]
+// once for every driver, on the driver's [ChangeFunc]: each method checks
+// its input and applies its transition. A driver keeps one Changes and
+// delegates to it.
+type Changes struct {
+	// Change is the driver's write primitive. Required.
+	Change ChangeFunc
+	// NowMs stamps changes that carry no time of their own (SetRef,
+	// RequestCancel, Resume), in Unix ms. Required.
+	NowMs func() int64
+}
+
+// changes adapts a transition that always changes the run when it succeeds.
+func changes(err error) (bool, error) { return err == nil, err }
+
+// RecordLaunch implements [sortie.ControlPlane.RecordLaunch].
+func (c Changes) RecordLaunch(ctx context.Context, l sortie.Launch) (*sortie.Run, error) {
+	if err := CheckAttempt(l.RunID, l.Attempt, l.LaunchID); err != nil {
+		return nil, err
+	}
+	return c.Change(ctx, "record launch", l.RunID, func(r *sortie.Run) (bool, error) {
+		return changes(RecordLaunch(r, l))
+	})
+}
+
+// SetRef implements [sortie.ControlPlane.SetRef].
+func (c Changes) SetRef(ctx context.Context, id sortie.RunID, attempt int, launchID string, ref sortie.Ref) error {
+	if err := CheckAttempt(id, attempt, launchID); err != nil {
+		return err
+	}
+	_, err := c.Change(ctx, "set ref", id, func(r *sortie.Run) (bool, error) {
+		return changes(SetRef(r, attempt, launchID, ref, c.NowMs()))
+	})
+	return err
+}
+
+// Claim implements [sortie.ControlPlane.Claim].
+func (c Changes) Claim(ctx context.Context, cl sortie.Claim) (*sortie.Run, error) {
+	if err := CheckAttempt(cl.RunID, cl.Attempt, cl.LaunchID); err != nil {
+		return nil, err
+	}
+	return c.Change(ctx, "claim", cl.RunID, func(r *sortie.Run) (bool, error) {
+		return changes(Claim(r, cl))
+	})
+}
+
+// Heartbeat implements [sortie.ControlPlane.Heartbeat].
+func (c Changes) Heartbeat(ctx context.Context, cl sortie.Claim) (*sortie.Run, error) {
+	if err := CheckAttempt(cl.RunID, cl.Attempt, cl.LaunchID); err != nil {
+		return nil, err
+	}
+	return c.Change(ctx, "heartbeat", cl.RunID, func(r *sortie.Run) (bool, error) {
+		return changes(Heartbeat(r, cl))
+	})
+}
+
+// Finish implements [sortie.ControlPlane.Finish]: a finish of an attempt
+// that already ended returns the stored run and no error.
+func (c Changes) Finish(ctx context.Context, f sortie.Finish) (*sortie.Run, error) {
+	if err := CheckAttempt(f.RunID, f.Attempt, f.LaunchID); err != nil {
+		return nil, err
+	}
+	return c.Change(ctx, "finish", f.RunID, func(r *sortie.Run) (bool, error) {
+		return Finish(r, f)
+	})
+}
+
+// RequestCancel implements [sortie.ControlPlane.RequestCancel]. reason is
+// at most [sortie.MaxEventTextBytes] bytes.
+func (c Changes) RequestCancel(ctx context.Context, id sortie.RunID, reason string) (*sortie.Run, error) {
+	if err := id.Validate(); err != nil {
+		return nil, err
+	}
+	if len(reason) > sortie.MaxEventTextBytes {
+		return nil, sortie.Invalidf("reason", "%d bytes, limit %d", len(reason), sortie.MaxEventTextBytes)
+	}
+	return c.Change(ctx, "request cancel", id, func(r *sortie.Run) (bool, error) {
+		return RequestCancel(r, reason, c.NowMs()), nil
+	})
+}
+
+// Resume implements [sortie.ControlPlane.Resume].
+func (c Changes) Resume(ctx context.Context, id sortie.RunID, input json.RawMessage) (*sortie.Run, error) {
+	if err := id.Validate(); err != nil {
+		return nil, err
+	}
+	return c.Change(ctx, "resume", id, func(r *sortie.Run) (bool, error) {
+		return changes(Resume(r, input, c.NowMs()))
+	})
+}
