@@ -15,7 +15,7 @@ import (
 	"github.com/sortie-run/sortie"
 	"github.com/sortie-run/sortie/crypto/awskms"
 	"github.com/sortie-run/sortie/crypto/envelope"
-	"github.com/sortie-run/sortie/crypto/internal/localkms"
+	"github.com/sortie-run/sortie/testrig/localkms"
 )
 
 func TestMain(m *testing.M) { os.Exit(localkms.Main(m)) }

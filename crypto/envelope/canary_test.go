@@ -19,9 +19,9 @@ import (
 	"github.com/sortie-run/sortie"
 	"github.com/sortie-run/sortie/controlplane/sqlite"
 	"github.com/sortie-run/sortie/crypto/envelope"
-	"github.com/sortie-run/sortie/crypto/internal/localkms"
 	"github.com/sortie-run/sortie/functions"
 	"github.com/sortie-run/sortie/launchers/local"
+	"github.com/sortie-run/sortie/testrig/localkms"
 )
 
 // canary is the secret placed in inline configuration. It must never

@@ -8,7 +8,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/sortie-run/sortie"
 	"github.com/sortie-run/sortie/crypto/envelope"
-	"github.com/sortie-run/sortie/crypto/internal/localkms"
+	"github.com/sortie-run/sortie/testrig/localkms"
 )
 
 func testRun(n int) *sortie.Run {

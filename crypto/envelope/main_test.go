@@ -5,7 +5,7 @@ import (
 	"testing"
 
 	"github.com/sortie-run/sortie/crypto/awskms"
-	"github.com/sortie-run/sortie/crypto/internal/localkms"
+	"github.com/sortie-run/sortie/testrig/localkms"
 )
 
 // TestMain stops the local-kms server that tests start on first use.

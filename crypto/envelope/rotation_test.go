@@ -7,7 +7,7 @@ import (
 
 	"github.com/sortie-run/sortie"
 	"github.com/sortie-run/sortie/crypto/envelope"
-	"github.com/sortie-run/sortie/crypto/internal/localkms"
+	"github.com/sortie-run/sortie/testrig/localkms"
 )
 
 // kid returns the key ID an envelope names.

@@ -16,6 +16,7 @@ import (
 	"github.com/sortie-run/sortie/crypto/awskms"
 	"github.com/sortie-run/sortie/crypto/envelope"
 	"github.com/sortie-run/sortie/launchers/lambda/internal/rig"
+	"github.com/sortie-run/sortie/testrig/localkms"
 )
 
 // probeAgents is the catalog of the tests' engines.
@@ -29,9 +30,9 @@ var testPolicy = sortie.Policy{HeartbeatMs: 200, LeaseMs: 2000, BackoffMs: 50}
 // "test-key"; closed when tb ends.
 func newEngine(tb testing.TB, cp sortie.ControlPlane, l sortie.Launcher) *sortie.Engine {
 	tb.Helper()
-	client := kms.New(kms.Options{Region: rig.KMSRegion, BaseEndpoint: aws.String(kmsd.Endpoint), RetryMaxAttempts: 1,
+	client := kms.New(kms.Options{Region: localkms.Region, BaseEndpoint: aws.String(kmsd.Endpoint), RetryMaxAttempts: 1,
 		Credentials: credentials.NewStaticCredentialsProvider("AKIDLOCALKMS", "local-kms-test-secret", "")})
-	kek, err := awskms.New(client, rig.KMSKeyARN)
+	kek, err := awskms.New(client, localkms.ARN(localkms.KeyA))
 	if err != nil {
 		tb.Fatalf("awskms.New = %v, want nil", err)
 	}

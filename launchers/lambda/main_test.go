@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"fmt"
 	"os"
+	"path/filepath"
 	"sync"
 	"testing"
 
@@ -20,6 +21,7 @@ import (
 	"github.com/sortie-run/sortie/launchers/lambda"
 	"github.com/sortie-run/sortie/launchers/lambda/internal/rig"
 	"github.com/sortie-run/sortie/testrig/dynamodblocal"
+	"github.com/sortie-run/sortie/testrig/localkms"
 )
 
 // The real parts every test of the package shares: DynamoDB Local,
@@ -27,7 +29,7 @@ import (
 // emulator (one invocation at a time each) and makes its own table.
 var (
 	ddb  *dynamodblocal.Server
-	kmsd *rig.KMS
+	kmsd *localkms.Server
 	bins *rig.Binaries
 )
 
@@ -51,7 +53,7 @@ func run(m *testing.M) int {
 		return 1
 	}
 	defer ddb.Stop()
-	if kmsd, err = rig.StartKMS(bins.KMS, dir); err != nil {
+	if kmsd, err = localkms.Start(bins.KMS, filepath.Join(dir, "kms-data")); err != nil {
 		fmt.Fprintln(os.Stderr, "launchers/lambda tests need local-kms:", err)
 		return 1
 	}
@@ -90,7 +92,7 @@ func fnEnv(table string, extra ...string) []string {
 		fnlambda.EnvTable + "=" + table,
 		fnlambda.EnvDynamoEndpoint + "=" + ddb.Endpoint,
 		fnlambda.EnvKMSEndpoint + "=" + kmsd.Endpoint,
-		fnlambda.EnvKMSKeys + "=test-key=" + rig.KMSKeyARN,
+		fnlambda.EnvKMSKeys + "=test-key=" + localkms.ARN(localkms.KeyA),
 		fnlambda.EnvConfigEnv + "=API_TOKEN",
 		fnlambda.EnvLogLevel + "=warn",
 		"AWS_REGION=" + dynamodblocal.Region,
