@@ -108,16 +108,7 @@ func LoadEnv(getenv func(string) string) (*Env, error) {
 // KMS keyring, the worker with reg's handlers and, in reconciler mode, the
 // engine factory over a Lambda launcher of [EnvWorkerFunction].
 func (e *Env) Handler(ctx context.Context, reg *functions.Registry, log *slog.Logger) (*Handler, error) {
-	cfg, err := config.LoadDefaultConfig(ctx)
-	if err != nil {
-		return nil, fmt.Errorf("lambda: load the AWS configuration: %w", err)
-	}
-	db := dynamodb.NewFromConfig(cfg, func(o *dynamodb.Options) { o.BaseEndpoint = endpoint(e.DynamoEndpoint) })
-	cp, err := dynamo.New(db, e.Table, nil)
-	if err != nil {
-		return nil, fmt.Errorf("lambda: control plane: %w", err)
-	}
-	keeper, err := e.keeper(cfg)
+	cfg, cp, keeper, err := e.open(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -132,6 +123,22 @@ func (e *Env) Handler(ctx context.Context, reg *functions.Registry, log *slog.Lo
 		}
 	}
 	return h, nil
+}
+
+// open loads the AWS configuration and opens the DynamoDB control plane
+// and the keyring's keeper (nil without keys).
+func (e *Env) open(ctx context.Context) (aws.Config, *dynamo.ControlPlane, *envelope.Keeper, error) {
+	cfg, err := config.LoadDefaultConfig(ctx)
+	if err != nil {
+		return cfg, nil, nil, fmt.Errorf("lambda: load the AWS configuration: %w", err)
+	}
+	db := dynamodb.NewFromConfig(cfg, func(o *dynamodb.Options) { o.BaseEndpoint = endpoint(e.DynamoEndpoint) })
+	cp, err := dynamo.New(db, e.Table, nil)
+	if err != nil {
+		return cfg, nil, nil, fmt.Errorf("lambda: control plane: %w", err)
+	}
+	keeper, err := e.keeper(cfg)
+	return cfg, cp, keeper, err
 }
 
 func endpoint(url string) *string {

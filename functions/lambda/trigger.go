@@ -6,11 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 
-	"github.com/aws/aws-sdk-go-v2/config"
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
-
 	"github.com/sortie-run/sortie"
-	"github.com/sortie-run/sortie/controlplane/dynamo"
 	"github.com/sortie-run/sortie/functions/triggers"
 )
 
@@ -25,16 +21,7 @@ func (e *Env) TriggerHandler(ctx context.Context, agents sortie.AgentCatalog, lo
 	if err != nil {
 		return nil, fmt.Errorf("lambda: %s: %w", EnvTriggerRules, err)
 	}
-	cfg, err := config.LoadDefaultConfig(ctx)
-	if err != nil {
-		return nil, fmt.Errorf("lambda: load the AWS configuration: %w", err)
-	}
-	db := dynamodb.NewFromConfig(cfg, func(o *dynamodb.Options) { o.BaseEndpoint = endpoint(e.DynamoEndpoint) })
-	cp, err := dynamo.New(db, e.Table, nil)
-	if err != nil {
-		return nil, fmt.Errorf("lambda: control plane: %w", err)
-	}
-	keeper, err := e.keeper(cfg)
+	cfg, cp, keeper, err := e.open(ctx)
 	if err != nil {
 		return nil, err
 	}
