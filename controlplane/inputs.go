@@ -28,14 +28,20 @@ const (
 
 var launchIDPattern = regexp.MustCompile(`^[A-Za-z0-9._:-]{1,128}$`)
 
-// PrepareReservation checks r and fills its defaults in place: Scope
-// "default" and TTLMs 24 h when zero. It returns a [*sortie.ValidationError]
-// naming the field for a missing run, a malformed run ID, agent or policy,
-// an oversize idempotency key or scope, or a negative TTL or time.
-func PrepareReservation(r *sortie.Reservation) error {
-	if r == nil || r.Run == nil {
-		return sortie.Invalidf("run", "missing: a reservation needs the run to store")
+// PrepareReservation checks r and returns a copy with its defaults filled
+// in: Scope "default" and TTLMs 24 h when zero (r is not changed). It
+// returns a [*sortie.ValidationError] naming the field for a missing run, a
+// malformed run ID, agent or policy, an oversize idempotency key or scope,
+// or a negative TTL or time.
+func PrepareReservation(in *sortie.Reservation) (*sortie.Reservation, error) {
+	if in == nil || in.Run == nil {
+		return nil, sortie.Invalidf("run", "missing: a reservation needs the run to store")
 	}
+	r := *in
+	return &r, checkReservation(&r)
+}
+
+func checkReservation(r *sortie.Reservation) error {
 	if err := r.Run.ID.Validate(); err != nil {
 		return err
 	}

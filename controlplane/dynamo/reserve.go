@@ -25,11 +25,8 @@ import (
 // conditional PutItem. A taken run ID gives sortie.ErrConflict, a run item
 // over 400 KB a [*sortie.ValidationError].
 func (c *ControlPlane) Reserve(ctx context.Context, res *sortie.Reservation) (*sortie.Run, bool, error) {
-	if res != nil {
-		cp := *res
-		res = &cp // defaults are filled in a copy
-	}
-	if err := controlplane.PrepareReservation(res); err != nil {
+	res, err := controlplane.PrepareReservation(res)
+	if err != nil {
 		return nil, false, err
 	}
 	if err := c.ready("reserve"); err != nil {
@@ -39,7 +36,6 @@ func (c *ControlPlane) Reserve(ctx context.Context, res *sortie.Reservation) (*s
 	controlplane.NewRun(run, res.NowMs)
 	rec := &record{Run: run}
 	var got *sortie.Run
-	var err error
 	for try := 1; ; try++ {
 		got, err = c.reserve(ctx, res, rec)
 		if !errors.Is(err, sortie.ErrUnavailable) || try == c.maxTries || ctx.Err() != nil {

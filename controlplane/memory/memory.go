@@ -67,11 +67,8 @@ func (c *ControlPlane) lock(op string) error {
 // sortie.ErrIdempotencyConflict for a live key with another request hash,
 // and sortie.ErrConflict when the run ID is taken.
 func (c *ControlPlane) Reserve(_ context.Context, res *sortie.Reservation) (*sortie.Run, bool, error) {
-	if res != nil {
-		cp := *res
-		res = &cp // defaults are filled in a copy
-	}
-	if err := controlplane.PrepareReservation(res); err != nil {
+	res, err := controlplane.PrepareReservation(res)
+	if err != nil {
 		return nil, false, err
 	}
 	if err := c.lock("reserve"); err != nil {

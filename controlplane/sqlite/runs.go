@@ -17,11 +17,8 @@ import (
 // request hash, and sortie.ErrConflict when the run ID is taken. Expired
 // idempotency records are pruned as new runs are reserved.
 func (c *ControlPlane) Reserve(ctx context.Context, res *sortie.Reservation) (*sortie.Run, bool, error) {
-	if res != nil {
-		cp := *res
-		res = &cp // defaults are filled in a copy
-	}
-	if err := controlplane.PrepareReservation(res); err != nil {
+	res, err := controlplane.PrepareReservation(res)
+	if err != nil {
 		return nil, false, err
 	}
 	if err := c.ready("reserve"); err != nil {
@@ -30,7 +27,7 @@ func (c *ControlPlane) Reserve(ctx context.Context, res *sortie.Reservation) (*s
 	run := res.Run.Clone()
 	controlplane.NewRun(run, res.NowMs)
 	var out *sortie.Run
-	err := c.write(ctx, func(ctx context.Context, tx *stmtCache) error {
+	err = c.write(ctx, func(ctx context.Context, tx *stmtCache) error {
 		var err error
 		out, err = reserve(ctx, tx, res, run)
 		return err
