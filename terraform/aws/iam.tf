@@ -1,0 +1,193 @@
+# Least privilege, per function. The contract test in terraform/ derives
+# the DynamoDB, KMS and Lambda actions from the Go interfaces the code
+# calls through (dynamo.API, awskms.API, launchers/lambda.API) and checks
+# these documents allow exactly those, plus the infrastructure actions
+# (logs, SQS polling, the on-failure destination) named in the test.
+#
+# Item actions are limited by dynamodb:LeadingKeys to the control plane's
+# partitions (RUN#…, IDEM#…); index queries cannot be (the index
+# partitions are the constants R and L and context IDs), so only the
+# reconciler and the trigger get them, on this table's indexes only.
+# kms:Decrypt is conditioned on the envelope's purpose: only the worker
+# opens invocation-config envelopes; the engine side (reconciler, trigger)
+# opens config-at-rest ones to re-seal them per attempt.
+
+data "aws_iam_policy_document" "assume_lambda" {
+  statement {
+    actions = ["sts:AssumeRole"]
+    principals {
+      type        = "Service"
+      identifiers = ["lambda.amazonaws.com"]
+    }
+  }
+}
+
+resource "aws_iam_role" "worker" {
+  name               = "${var.name}-worker"
+  assume_role_policy = data.aws_iam_policy_document.assume_lambda.json
+  tags               = var.tags
+}
+
+resource "aws_iam_role" "reconciler" {
+  name               = "${var.name}-reconciler"
+  assume_role_policy = data.aws_iam_policy_document.assume_lambda.json
+  tags               = var.tags
+}
+
+resource "aws_iam_role" "trigger" {
+  name               = "${var.name}-trigger"
+  assume_role_policy = data.aws_iam_policy_document.assume_lambda.json
+  tags               = var.tags
+}
+
+resource "aws_iam_role_policy" "worker" {
+  name   = "sortie-worker"
+  role   = aws_iam_role.worker.id
+  policy = data.aws_iam_policy_document.worker.json
+}
+
+resource "aws_iam_role_policy" "reconciler" {
+  name   = "sortie-reconciler"
+  role   = aws_iam_role.reconciler.id
+  policy = data.aws_iam_policy_document.reconciler.json
+}
+
+resource "aws_iam_role_policy" "trigger" {
+  name   = "sortie-trigger"
+  role   = aws_iam_role.trigger.id
+  policy = data.aws_iam_policy_document.trigger.json
+}
+
+data "aws_iam_policy_document" "worker" {
+  statement {
+    sid       = "ControlPlaneItems"
+    actions   = ["dynamodb:BatchGetItem", "dynamodb:DeleteItem", "dynamodb:GetItem", "dynamodb:PutItem", "dynamodb:Query", "dynamodb:TransactWriteItems", "dynamodb:UpdateItem"]
+    resources = [aws_dynamodb_table.runs.arn]
+    condition {
+      test     = "ForAllValues:StringLike"
+      variable = "dynamodb:LeadingKeys"
+      values   = ["RUN#*", "IDEM#*"]
+    }
+  }
+  statement {
+    sid       = "OpenInvocationConfig"
+    actions   = ["kms:Decrypt"]
+    resources = [aws_kms_key.config.arn]
+    condition {
+      test     = "StringEquals"
+      variable = "kms:EncryptionContext:purpose"
+      values   = ["invocation-config"]
+    }
+  }
+  statement {
+    sid       = "OnFailureDestination"
+    actions   = ["lambda:InvokeFunction"]
+    resources = [aws_lambda_function.reconciler.arn]
+  }
+  statement {
+    sid       = "Logs"
+    actions   = ["logs:CreateLogStream", "logs:PutLogEvents"]
+    resources = ["${aws_cloudwatch_log_group.fn["worker"].arn}:*"]
+  }
+}
+
+data "aws_iam_policy_document" "reconciler" {
+  statement {
+    sid       = "ControlPlaneItems"
+    actions   = ["dynamodb:BatchGetItem", "dynamodb:DeleteItem", "dynamodb:GetItem", "dynamodb:PutItem", "dynamodb:Query", "dynamodb:TransactWriteItems", "dynamodb:UpdateItem"]
+    resources = [aws_dynamodb_table.runs.arn]
+    condition {
+      test     = "ForAllValues:StringLike"
+      variable = "dynamodb:LeadingKeys"
+      values   = ["RUN#*", "IDEM#*"]
+    }
+  }
+  statement {
+    sid       = "ControlPlaneIndexes"
+    actions   = ["dynamodb:Query"]
+    resources = ["${aws_dynamodb_table.runs.arn}/index/*"]
+  }
+  statement {
+    sid       = "SealInvocationConfig"
+    actions   = ["kms:GenerateDataKey"]
+    resources = [aws_kms_key.config.arn]
+    condition {
+      test     = "StringEquals"
+      variable = "kms:EncryptionContext:purpose"
+      values   = ["invocation-config"]
+    }
+  }
+  statement {
+    sid       = "OpenConfigAtRest"
+    actions   = ["kms:Decrypt"]
+    resources = [aws_kms_key.config.arn]
+    condition {
+      test     = "StringEquals"
+      variable = "kms:EncryptionContext:purpose"
+      values   = ["config-at-rest"]
+    }
+  }
+  statement {
+    sid       = "LaunchAttempts"
+    actions   = ["lambda:InvokeFunction"]
+    resources = [aws_lambda_function.worker.arn]
+  }
+  statement {
+    sid       = "Logs"
+    actions   = ["logs:CreateLogStream", "logs:PutLogEvents"]
+    resources = ["${aws_cloudwatch_log_group.fn["reconciler"].arn}:*"]
+  }
+}
+
+data "aws_iam_policy_document" "trigger" {
+  statement {
+    sid       = "ControlPlaneItems"
+    actions   = ["dynamodb:BatchGetItem", "dynamodb:DeleteItem", "dynamodb:GetItem", "dynamodb:PutItem", "dynamodb:Query", "dynamodb:TransactWriteItems", "dynamodb:UpdateItem"]
+    resources = [aws_dynamodb_table.runs.arn]
+    condition {
+      test     = "ForAllValues:StringLike"
+      variable = "dynamodb:LeadingKeys"
+      values   = ["RUN#*", "IDEM#*"]
+    }
+  }
+  statement {
+    sid       = "ControlPlaneIndexes"
+    actions   = ["dynamodb:Query"]
+    resources = ["${aws_dynamodb_table.runs.arn}/index/*"]
+  }
+  statement {
+    sid       = "SealConfig"
+    actions   = ["kms:GenerateDataKey"]
+    resources = [aws_kms_key.config.arn]
+    condition {
+      test     = "StringEquals"
+      variable = "kms:EncryptionContext:purpose"
+      values   = ["config-at-rest", "invocation-config"]
+    }
+  }
+  statement {
+    sid       = "OpenConfigAtRest"
+    actions   = ["kms:Decrypt"]
+    resources = [aws_kms_key.config.arn]
+    condition {
+      test     = "StringEquals"
+      variable = "kms:EncryptionContext:purpose"
+      values   = ["config-at-rest"]
+    }
+  }
+  statement {
+    sid       = "LaunchAttempts"
+    actions   = ["lambda:InvokeFunction"]
+    resources = [aws_lambda_function.worker.arn]
+  }
+  statement {
+    sid       = "PollTriggerQueue"
+    actions   = ["sqs:ChangeMessageVisibility", "sqs:DeleteMessage", "sqs:GetQueueAttributes", "sqs:ReceiveMessage"]
+    resources = [aws_sqs_queue.trigger.arn]
+  }
+  statement {
+    sid       = "Logs"
+    actions   = ["logs:CreateLogStream", "logs:PutLogEvents"]
+    resources = ["${aws_cloudwatch_log_group.fn["trigger"].arn}:*"]
+  }
+}

@@ -1,0 +1,64 @@
+output "region" {
+  description = "Region of the deployment (AWS_REGION for clients)."
+  value       = data.aws_region.current.name
+}
+
+output "table_name" {
+  description = "DynamoDB control plane table (SORTIE_DYNAMODB_TABLE; sortie --dynamodb-table)."
+  value       = aws_dynamodb_table.runs.name
+}
+
+output "table_arn" {
+  description = "ARN of the control plane table."
+  value       = aws_dynamodb_table.runs.arn
+}
+
+output "worker_function_name" {
+  description = "Worker function the Lambda launcher invokes (launchers/lambda Options.Function)."
+  value       = aws_lambda_function.worker.function_name
+}
+
+output "worker_function_arn" {
+  description = "ARN of the worker function."
+  value       = aws_lambda_function.worker.arn
+}
+
+output "reconciler_function_arn" {
+  description = "ARN of the reconciler function (on-failure destination and schedule target)."
+  value       = aws_lambda_function.reconciler.arn
+}
+
+output "trigger_function_arn" {
+  description = "ARN of the trigger function."
+  value       = aws_lambda_function.trigger.arn
+}
+
+output "kms_key_arn" {
+  description = "ARN of the inline configuration key."
+  value       = aws_kms_key.config.arn
+}
+
+output "kms_key_alias" {
+  description = "Alias of the inline configuration key."
+  value       = aws_kms_alias.config.name
+}
+
+output "kms_keys" {
+  description = "Keyring value for hosts that seal configuration (SORTIE_KMS_KEYS: LABEL=KEY_ARN)."
+  value       = local.kms_keys
+}
+
+output "trigger_queue_url" {
+  description = "URL of the SQS queue whose messages the trigger function routes to runs."
+  value       = aws_sqs_queue.trigger.url
+}
+
+output "trigger_dlq_url" {
+  description = "URL of the trigger queue's dead-letter queue."
+  value       = aws_sqs_queue.trigger_dlq.url
+}
+
+output "trigger_event_rule" {
+  description = "Name of the EventBridge rule feeding the trigger function."
+  value       = aws_cloudwatch_event_rule.trigger.name
+}

@@ -1,0 +1,120 @@
+variable "name" {
+  type        = string
+  description = "Prefix of every resource name (table, functions, roles, key alias, queues)."
+  default     = "sortie"
+  validation {
+    condition     = can(regex("^[a-zA-Z0-9-]{1,40}$", var.name))
+    error_message = "name must be 1 to 40 letters, digits or hyphens."
+  }
+}
+
+variable "lambda_zip" {
+  type        = string
+  description = "Path of the deployment package: a zip holding bootstrap (go build -tags lambda.norpc ./cmd/sortie-lambda for linux/arm64) and, for trigger mode, the rules file."
+}
+
+variable "architecture" {
+  type        = string
+  description = "Instruction set of the bootstrap binary: arm64 or x86_64."
+  default     = "arm64"
+  validation {
+    condition     = contains(["arm64", "x86_64"], var.architecture)
+    error_message = "architecture must be arm64 or x86_64."
+  }
+}
+
+variable "worker_memory_mb" {
+  type        = number
+  description = "Memory of the worker function, in MB."
+  default     = 1024
+}
+
+variable "worker_timeout_s" {
+  type        = number
+  description = "Timeout of the worker function, in seconds (at most 900). An attempt stops ahead of it with error type deadline."
+  default     = 900
+  validation {
+    condition     = var.worker_timeout_s >= 10 && var.worker_timeout_s <= 900
+    error_message = "worker_timeout_s must be between 10 and 900 seconds."
+  }
+}
+
+variable "worker_max_event_age_s" {
+  type        = number
+  description = "Maximum age of an asynchronous worker invocation, in seconds (60 to 21600); an older one goes to the on-failure destination (the reconciler)."
+  default     = 3600
+  validation {
+    condition     = var.worker_max_event_age_s >= 60 && var.worker_max_event_age_s <= 21600
+    error_message = "worker_max_event_age_s must be between 60 and 21600 seconds."
+  }
+}
+
+variable "reconciler_schedule" {
+  type        = string
+  description = "EventBridge schedule expression of the reconciler (expired leases, due retries)."
+  default     = "rate(1 minute)"
+}
+
+variable "trigger_rules_file" {
+  type        = string
+  description = "Path of the trigger rules file inside the deployment package (SORTIE_TRIGGER_RULES), relative to /var/task."
+  default     = "rules.json"
+}
+
+variable "trigger_event_pattern" {
+  type        = string
+  description = "EventBridge event pattern (JSON) of the events routed to the trigger function."
+  default     = "{\"source\":[{\"prefix\":\"sortie.\"}]}"
+}
+
+variable "trigger_queue_max_receive_count" {
+  type        = number
+  description = "Deliveries of one trigger queue message before it moves to the dead-letter queue."
+  default     = 5
+}
+
+variable "kms_key_label" {
+  type        = string
+  description = "Key ID of the KMS key in the keyring (SORTIE_KMS_KEYS is LABEL=KEY_ARN); stored in every envelope, so keep it when rotating to a new key."
+  default     = "k1"
+}
+
+variable "config_env" {
+  type        = list(string)
+  description = "Environment variable names inline configuration may set for an agent (SORTIE_CONFIG_ENV). Empty refuses every configuration."
+  default     = []
+}
+
+variable "log_level" {
+  type        = string
+  description = "Log level of the functions: debug, info, warn or error."
+  default     = "info"
+  validation {
+    condition     = contains(["debug", "info", "warn", "error"], var.log_level)
+    error_message = "log_level must be debug, info, warn or error."
+  }
+}
+
+variable "log_retention_days" {
+  type        = number
+  description = "Retention of the functions' CloudWatch log groups, in days."
+  default     = 30
+}
+
+variable "point_in_time_recovery" {
+  type        = bool
+  description = "Point-in-time recovery of the DynamoDB table."
+  default     = true
+}
+
+variable "deletion_protection" {
+  type        = bool
+  description = "Deletion protection of the DynamoDB table."
+  default     = true
+}
+
+variable "tags" {
+  type        = map(string)
+  description = "Tags of every resource."
+  default     = {}
+}
