@@ -1,0 +1,56 @@
+# Identities: the worker (the job's and the service's containers) and the
+# launcher (a host running launchers/cloudrun: RunJob with overrides,
+# GetExecution, CancelExecution, and POSTs to the service).
+resource "google_service_account" "worker" {
+  project      = var.project
+  account_id   = "${var.name}-worker"
+  display_name = "Sortie ${var.name} worker (Cloud Run job and service)"
+}
+
+resource "google_service_account" "launcher" {
+  project      = var.project
+  account_id   = "${var.name}-launcher"
+  display_name = "Sortie ${var.name} launcher (hosts and reconcilers)"
+}
+
+# The worker reads the two AWS credential secrets, nothing else.
+resource "google_secret_manager_secret_iam_member" "worker" {
+  for_each  = local.aws_secrets
+  project   = var.project
+  secret_id = each.value
+  role      = "roles/secretmanager.secretAccessor"
+  member    = google_service_account.worker.member
+}
+
+# Exactly the permissions launchers/cloudrun's JobsLauncher calls for (the
+# contract test in terraform/ derives them from its RunJob, GetExecution
+# and CancelExecution calls), instead of roles/run.developer.
+resource "google_project_iam_custom_role" "launcher" {
+  project     = var.project
+  role_id     = replace("${var.name}_launcher", "-", "_")
+  title       = "Sortie ${var.name} launcher"
+  description = "Run the Sortie worker job with overrides, read and cancel its executions."
+  permissions = ["run.executions.cancel", "run.executions.get", "run.jobs.run", "run.jobs.runWithOverrides"]
+}
+
+locals {
+  launchers = concat([google_service_account.launcher.member], var.launcher_members)
+}
+
+resource "google_cloud_run_v2_job_iam_member" "launcher" {
+  for_each = toset(local.launchers)
+  project  = var.project
+  location = var.region
+  name     = google_cloud_run_v2_job.worker.name
+  role     = google_project_iam_custom_role.launcher.id
+  member   = each.value
+}
+
+resource "google_cloud_run_v2_service_iam_member" "launcher" {
+  for_each = toset(local.launchers)
+  project  = var.project
+  location = var.region
+  name     = google_cloud_run_v2_service.worker.name
+  role     = "roles/run.invoker"
+  member   = each.value
+}

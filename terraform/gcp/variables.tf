@@ -1,0 +1,112 @@
+variable "project" {
+  type        = string
+  description = "Google Cloud project ID."
+}
+
+variable "region" {
+  type        = string
+  description = "Region of the Cloud Run job and service, the key ring and the Eventarc trigger."
+}
+
+variable "name" {
+  type        = string
+  description = "Prefix of every resource name (job, service, service accounts, key ring)."
+  default     = "sortie"
+  validation {
+    condition     = can(regex("^[a-z][a-z0-9-]{0,20}$", var.name))
+    error_message = "name must start with a lowercase letter and have at most 21 lowercase letters, digits or hyphens."
+  }
+}
+
+variable "image" {
+  type        = string
+  description = "Container image of cmd/sortie-cloudrun (for example REGION-docker.pkg.dev/PROJECT/REPO/sortie-cloudrun:TAG)."
+}
+
+variable "dynamodb_table" {
+  type        = string
+  description = "The DynamoDB control plane table (output table_name of terraform/aws): SORTIE_DYNAMODB_TABLE."
+}
+
+variable "aws_region" {
+  type        = string
+  description = "AWS region of the DynamoDB table (AWS_REGION)."
+}
+
+variable "aws_access_key_id_secret" {
+  type        = string
+  description = "Secret Manager secret ID holding the AWS access key ID of an IAM user limited to the table (see README: credentials)."
+}
+
+variable "aws_secret_access_key_secret" {
+  type        = string
+  description = "Secret Manager secret ID holding that IAM user's secret access key."
+}
+
+variable "job_timeout_s" {
+  type        = number
+  description = "Default task timeout of the job, in seconds; the launcher overrides it per attempt with the attempt's deadline."
+  default     = 3600
+}
+
+variable "service_timeout_s" {
+  type        = number
+  description = "Request timeout of the service, in seconds."
+  default     = 300
+}
+
+variable "service_max_instances" {
+  type        = number
+  description = "Maximum instances of the service."
+  default     = 10
+}
+
+variable "memory" {
+  type        = string
+  description = "Memory of one container (Cloud Run notation, for example 1Gi)."
+  default     = "1Gi"
+}
+
+variable "cpu" {
+  type        = string
+  description = "CPUs of one container (Cloud Run notation, for example 1)."
+  default     = "1"
+}
+
+variable "log_level" {
+  type        = string
+  description = "Log level: debug, info, warn or error."
+  default     = "info"
+  validation {
+    condition     = contains(["debug", "info", "warn", "error"], var.log_level)
+    error_message = "log_level must be debug, info, warn or error."
+  }
+}
+
+variable "key_rotation_period" {
+  type        = string
+  description = "Rotation period of the KMS key, in seconds with an s suffix (default 90 days)."
+  default     = "7776000s"
+}
+
+variable "launcher_members" {
+  type        = list(string)
+  description = "Extra IAM members (user:…, serviceAccount:…) that may launch attempts, next to the launcher service account this module creates."
+  default     = []
+}
+
+variable "eventarc" {
+  type = object({
+    event_type = string
+    bucket     = optional(string)
+    path       = string
+  })
+  description = "Eventarc trigger to the service: the CloudEvent type (for example google.cloud.storage.object.v1.finalized), the bucket for Cloud Storage events, and the HTTP path of the receiver. Null (the default) creates none: cmd/sortie-cloudrun does not serve CloudEvents yet (see README)."
+  default     = null
+}
+
+variable "labels" {
+  type        = map(string)
+  description = "Labels of every resource that takes them."
+  default     = {}
+}
