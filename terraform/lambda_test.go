@@ -1,6 +1,7 @@
 package terraform
 
 import (
+	"os"
 	"slices"
 	"strings"
 	"testing"
@@ -8,6 +9,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	lambdafn "github.com/sortie-run/sortie/functions/lambda"
+	"github.com/sortie-run/sortie/functions/triggers"
 )
 
 // TestAWSFunctionEnvironment checks every variable the module sets on a
@@ -113,4 +115,28 @@ func TestAWSDelivery(t *testing.T) {
 		t.Errorf("aws_kms_key.config.enable_key_rotation = %s, want true", got)
 	}
 	m.block(t, "resource", "aws_kms_alias", "config")
+}
+
+// TestAWSExampleRules checks the example's rules file is one the trigger
+// function loads, and that the rule for its queue matches the queue name
+// the example's module creates.
+func TestAWSExampleRules(t *testing.T) {
+	rules, err := triggers.LoadRules("aws/examples/basic/rules.json")
+	if err != nil {
+		t.Fatalf("LoadRules(aws/examples/basic/rules.json) = %v, want nil", err)
+	}
+	if got := rules.Len(); got != 2 {
+		t.Errorf("rules.Len() = %d, want 2", got)
+	}
+	main, err := os.ReadFile("aws/examples/basic/main.tf")
+	if err != nil {
+		t.Fatal(err)
+	}
+	rulesSrc, err := os.ReadFile("aws/examples/basic/rules.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(main), `name                  = "sortie-example"`) || !strings.Contains(string(rulesSrc), ":sortie-example-trigger") {
+		t.Errorf("the example's module name and the SQS rule's queue (NAME-trigger) disagree")
+	}
 }

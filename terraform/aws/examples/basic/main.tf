@@ -1,0 +1,37 @@
+# A complete deployment of Sortie on AWS: see README.md in this directory.
+terraform {
+  required_version = ">= 1.6.0"
+  required_providers {
+    aws = {
+      source  = "hashicorp/aws"
+      version = ">= 5.40.0, < 7.0.0"
+    }
+  }
+}
+
+variable "region" {
+  type        = string
+  description = "AWS region to deploy to."
+  default     = "eu-west-1"
+}
+
+provider "aws" {
+  region = var.region
+}
+
+module "sortie" {
+  source = "../.."
+
+  name                  = "sortie-example"
+  lambda_zip            = "${path.module}/sortie-lambda.zip"
+  trigger_rules_file    = "rules.json"
+  trigger_event_pattern = jsonencode({ source = ["sortie.example"] })
+  deletion_protection   = false
+  log_retention_days    = 14
+  tags                  = { project = "sortie-example" }
+}
+
+output "sortie" {
+  description = "Everything a client needs (table, functions, key, queues)."
+  value       = module.sortie
+}
