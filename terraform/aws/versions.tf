@@ -3,7 +3,7 @@ terraform {
   required_providers {
     aws = {
       source  = "hashicorp/aws"
-      version = ">= 5.40.0, < 7.0.0"
+      version = ">= 5.60.0, < 7.0.0"
     }
   }
 }
