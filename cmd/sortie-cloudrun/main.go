@@ -8,6 +8,7 @@ import (
 	"os/signal"
 	"syscall"
 
+	"github.com/sortie-run/sortie"
 	"github.com/sortie-run/sortie/examples/textstats"
 	"github.com/sortie-run/sortie/functions"
 	fncloudrun "github.com/sortie-run/sortie/functions/cloudrun"
@@ -49,4 +50,13 @@ func run() int {
 		return 1
 	}
 	return 0
+}
+
+// agents are the agents trigger rules may start: the handlers this binary
+// registers.
+func agents() sortie.Agents {
+	return sortie.Agents{
+		"textstats": textstats.Manifest,
+		"probe":     {Name: "probe", Version: "1", Runtime: "go:probe", Description: "programmable test agent"},
+	}
 }

@@ -21,10 +21,19 @@ const shutdownGrace = 5 * time.Second
 // (SIGTERM), then the attempts still running are ended and their outcomes
 // stored.
 func serve(ctx context.Context, env *fncloudrun.Env, w *functions.Worker, cp sortie.ControlPlane, log *slog.Logger) int {
-	h := &fncloudrun.Handler{Worker: w, ControlPlane: cp, Logger: log,
-		Verifier: &fncloudrun.IDTokenVerifier{Audience: env.Audience}}
+	verifier := &fncloudrun.IDTokenVerifier{Audience: env.Audience}
+	h := &fncloudrun.Handler{Worker: w, ControlPlane: cp, Logger: log, Verifier: verifier}
 	mux := http.NewServeMux()
 	mux.Handle(fncloudrun.InvocationsPath, h)
+	events, closeEvents, err := eventsHandler(ctx, env, cp, verifier, log)
+	if err != nil {
+		log.Error("sortie-cloudrun: triggers", "err", err)
+		return 2
+	}
+	defer closeEvents()
+	if events != nil {
+		mux.Handle(fncloudrun.EventsPath, events)
+	}
 	srv := &http.Server{Addr: net.JoinHostPort("", env.Port), Handler: mux, ReadHeaderTimeout: 10 * time.Second}
 	errc := make(chan error, 1)
 	go func() { errc <- srv.ListenAndServe() }()

@@ -37,6 +37,15 @@ const (
 	EnvDynamoTable = "SORTIE_DYNAMODB_TABLE"
 	// EnvDynamoEndpoint overrides the DynamoDB endpoint URL. Optional.
 	EnvDynamoEndpoint = "SORTIE_DYNAMODB_ENDPOINT"
+	// EnvTriggerRules is the path of the trigger rules file in the
+	// container image (host configuration, never from an event). Optional,
+	// service mode only: with it the service also takes CloudEvents on
+	// [EventsPath] and starts runs on the Job of [EnvJob].
+	EnvTriggerRules = "SORTIE_TRIGGER_RULES"
+	// EnvJob is the worker Job's full name,
+	// "projects/PROJECT/locations/REGION/jobs/JOB", that triggered runs are
+	// launched on. Required with [EnvTriggerRules].
+	EnvJob = "SORTIE_CLOUDRUN_JOB"
 	// EnvLogLevel is debug, info, warn or error. Optional; defaults to info.
 	EnvLogLevel = "SORTIE_LOG_LEVEL"
 	// EnvPort is the port service mode listens on (Cloud Run sets it).
@@ -67,6 +76,7 @@ const MaxEnvValueBytes = 32 << 10
 type Env struct {
 	Mode, SQLitePath, Execution, Port, Audience string
 	DynamoTable, DynamoEndpoint                 string
+	TriggerRules, Job                           string
 	// Invocation is the raw [EnvInvocation] value (job mode).
 	Invocation string
 	LogLevel   slog.Level
@@ -77,7 +87,8 @@ type Env struct {
 func LoadEnv(getenv func(string) string) (*Env, error) {
 	e := &Env{Mode: getenv(EnvMode), SQLitePath: getenv(EnvSQLitePath), Execution: getenv(EnvExecution), Invocation: getenv(EnvInvocation),
 		Port: getenv(EnvPort), Audience: getenv(EnvAudience),
-		DynamoTable: getenv(EnvDynamoTable), DynamoEndpoint: getenv(EnvDynamoEndpoint)}
+		DynamoTable: getenv(EnvDynamoTable), DynamoEndpoint: getenv(EnvDynamoEndpoint),
+		TriggerRules: getenv(EnvTriggerRules), Job: getenv(EnvJob)}
 	if e.Mode == "" {
 		e.Mode = ModeJob
 	}
@@ -89,6 +100,9 @@ func LoadEnv(getenv func(string) string) (*Env, error) {
 	}
 	if e.Port == "" {
 		e.Port = "8080"
+	}
+	if e.TriggerRules != "" && (e.Mode != ModeService || e.Job == "") {
+		return nil, sortie.Invalidf(EnvTriggerRules, "triggers need service mode and %s (the worker Job's full name)", EnvJob)
 	}
 	if (e.SQLitePath == "") == (e.DynamoTable == "") {
 		return nil, sortie.Invalidf(EnvSQLitePath, "set exactly one of %s (a SQLite file) and %s (a DynamoDB table): the control plane", EnvSQLitePath, EnvDynamoTable)
