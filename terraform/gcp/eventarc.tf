@@ -1,6 +1,5 @@
-# Optional: an Eventarc trigger delivering CloudEvents to the service
-# (functions/triggers/cehttp routes them to runs). Off by default because
-# cmd/sortie-cloudrun does not mount that handler yet.
+# Optional: an Eventarc trigger delivering CloudEvents to the service's
+# /events (functions/triggers/cehttp routes them to runs on the worker Job).
 resource "google_service_account" "eventarc" {
   count        = var.eventarc == null ? 0 : 1
   project      = var.project
@@ -54,4 +53,15 @@ resource "google_eventarc_trigger" "events" {
   }
 
   depends_on = [google_project_iam_member.eventarc_receiver]
+}
+
+# The service launches triggered runs on the worker Job: its identity needs
+# the launcher role there.
+resource "google_cloud_run_v2_job_iam_member" "service_launcher" {
+  count    = var.eventarc == null ? 0 : 1
+  project  = var.project
+  location = var.region
+  name     = google_cloud_run_v2_job.worker.name
+  role     = google_project_iam_custom_role.launcher.id
+  member   = google_service_account.worker.member
 }

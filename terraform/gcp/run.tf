@@ -17,6 +17,13 @@ locals {
     AWS_REGION            = var.aws_region
     SORTIE_LOG_LEVEL      = var.log_level
   }
+  # With an Eventarc trigger the service routes CloudEvents on /events by
+  # the rules file in the image and launches runs on the worker Job; an
+  # empty SORTIE_TRIGGER_RULES leaves that off.
+  trigger_env = {
+    SORTIE_TRIGGER_RULES = var.eventarc == null ? "" : var.eventarc.rules_path
+    SORTIE_CLOUDRUN_JOB  = google_cloud_run_v2_job.worker.id
+  }
   aws_secrets = {
     AWS_ACCESS_KEY_ID     = var.aws_access_key_id_secret
     AWS_SECRET_ACCESS_KEY = var.aws_secret_access_key_secret
@@ -109,6 +116,13 @@ resource "google_cloud_run_v2_service" "worker" {
       env {
         name  = "SORTIE_SERVICE_AUDIENCE"
         value = local.service_url
+      }
+      dynamic "env" {
+        for_each = local.trigger_env
+        content {
+          name  = env.key
+          value = env.value
+        }
       }
       dynamic "env" {
         for_each = local.control_plane_env

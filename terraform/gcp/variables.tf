@@ -99,9 +99,10 @@ variable "eventarc" {
   type = object({
     event_type = string
     bucket     = optional(string)
-    path       = string
+    path       = optional(string, "/events")
+    rules_path = string
   })
-  description = "Eventarc trigger to the service: the CloudEvent type (for example google.cloud.storage.object.v1.finalized), the bucket for Cloud Storage events, and the HTTP path of the receiver. Null (the default) creates none: cmd/sortie-cloudrun does not serve CloudEvents yet (see README)."
+  description = "Eventarc trigger to the service: the CloudEvent type (for example google.cloud.storage.object.v1.finalized), the bucket for Cloud Storage events, the receiver's HTTP path (/events, where cmd/sortie-cloudrun serves CloudEvents) and the path of the trigger rules file inside the image (SORTIE_TRIGGER_RULES). Null (the default) creates none."
   default     = null
 }
 
