@@ -97,23 +97,7 @@ func (r *sealRig) submit(config, vars, key string) (*sortie.Run, error) {
 // terminal reconciles (the retry needs it) until the run is terminal.
 func (r *sealRig) terminal(t *testing.T, id sortie.RunID) *sortie.Run {
 	t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
-	for {
-		run, err := r.cp.Get(context.Background(), id)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if run.State.Terminal() {
-			return run
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("run %s not terminal after 20 s: %s, attempt %d", id, run.State, run.Attempt)
-		}
-		if _, err := r.engine.Reconcile(context.Background()); err != nil {
-			t.Fatalf("Reconcile() = %v", err)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
+	return reconcileUntil(t, r.cp, r.engine, id, "a terminal state", func(run *sortie.Run) bool { return run.State.Terminal() })
 }
 
 func localConfig(t *testing.T) *envelope.Config {

@@ -15,6 +15,7 @@ import (
 	"github.com/sortie-run/sortie/controlplane/memory"
 	"github.com/sortie-run/sortie/functions"
 	"github.com/sortie-run/sortie/functions/probe"
+	"github.com/sortie-run/sortie/internal/testwait"
 	"github.com/sortie-run/sortie/launchers/local"
 )
 
@@ -78,23 +79,28 @@ func (r *rig) wait(t *testing.T, id sortie.RunID) *sortie.Run {
 // reconcileUntil calls Reconcile until cond holds for the run.
 func (r *rig) reconcileUntil(t *testing.T, id sortie.RunID, what string, cond func(*sortie.Run) bool) *sortie.Run {
 	t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
-	for {
-		run, err := r.cp.Get(context.Background(), id)
-		if err != nil {
-			t.Fatal(err)
+	return reconcileUntil(t, r.cp, r.engine, id, what, cond)
+}
+
+// reconcileUntil reads the run from cp and reconciles with e until cond
+// holds for it, for at most 20 s.
+func reconcileUntil(t *testing.T, cp sortie.ControlPlane, e *sortie.Engine, id sortie.RunID, what string, cond func(*sortie.Run) bool) *sortie.Run {
+	t.Helper()
+	var run *sortie.Run
+	testwait.Until(t, fmt.Sprintf("run %s to reach %s", id, what), 20*time.Second, func() bool {
+		var err error
+		if run, err = cp.Get(context.Background(), id); err != nil {
+			t.Fatalf("Get(%s) = %v", id, err)
 		}
 		if cond(run) {
-			return run
+			return true
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("run %s never reached %s; last %s attempt %d", id, what, run.State, run.Attempt)
-		}
-		if _, err := r.engine.Reconcile(context.Background()); err != nil {
+		if _, err := e.Reconcile(context.Background()); err != nil {
 			t.Fatalf("Reconcile() = %v", err)
 		}
-		time.Sleep(5 * time.Millisecond)
-	}
+		return false
+	})
+	return run
 }
 
 func TestSubmitWithOneIdempotencyKeyMakesOneRun(t *testing.T) {

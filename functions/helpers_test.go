@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/sortie-run/sortie"
+	"github.com/sortie-run/sortie/internal/testwait"
 )
 
 // recorder is an in-test Reporter that records every call. It fails the
@@ -92,13 +93,7 @@ func (r *recorder) finished() sortie.Outcome {
 // waitFor polls cond every few ms until it holds or 10 s passed.
 func waitFor(t *testing.T, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
+	testwait.Until(t, what, 10*time.Second, cond)
 }
 
 // testInvocation returns a valid invocation of runtime with variables.

@@ -16,6 +16,7 @@ import (
 	"github.com/sortie-run/sortie/controlplane/memory"
 	"github.com/sortie-run/sortie/functions"
 	"github.com/sortie-run/sortie/functions/probe"
+	"github.com/sortie-run/sortie/internal/testwait"
 )
 
 // inProcess is a launcher that runs each attempt with a worker in this
@@ -266,11 +267,5 @@ func TestLoopClaimLost(t *testing.T) {
 
 func waitFor(t *testing.T, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
+	testwait.Until(t, what, 10*time.Second, cond)
 }

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/sortie-run/sortie"
+	"github.com/sortie-run/sortie/internal/testwait"
 )
 
 // sortieBin is the sortie binary built once for these tests: the commands
@@ -94,16 +95,10 @@ func (c *cli) submit(args ...string) sortie.RunID {
 	return sortie.RunID(strings.TrimSpace(r.stdout))
 }
 
-// waitFor polls cond until it holds or the deadline passes.
+// waitFor polls cond until it holds or d passes.
 func waitFor(t *testing.T, what string, d time.Duration, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(d)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out after %s waiting for %s", d, what)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	testwait.Until(t, what, d, cond)
 }
 
 // jsonLines decodes the --json output of run or follow.

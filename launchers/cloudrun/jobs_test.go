@@ -14,6 +14,7 @@ import (
 
 	"github.com/sortie-run/sortie"
 	fncloudrun "github.com/sortie-run/sortie/functions/cloudrun"
+	"github.com/sortie-run/sortie/internal/testwait"
 	"github.com/sortie-run/sortie/launchers/cloudrun"
 )
 
@@ -42,17 +43,7 @@ func submit(tb testing.TB, e *sortie.Engine, vars map[string]any, policy sortie.
 // waitFor polls cond every 10 ms for at most 60 s.
 func waitFor(tb testing.TB, what string, cond func() (bool, string)) {
 	tb.Helper()
-	deadline := time.Now().Add(60 * time.Second)
-	for {
-		ok, last := cond()
-		if ok {
-			return
-		}
-		if time.Now().After(deadline) {
-			tb.Fatalf("waited 60 s for %s; last seen: %s", what, last)
-		}
-		<-time.After(10 * time.Millisecond)
-	}
+	testwait.UntilReport(tb, what, 60*time.Second, cond)
 }
 
 func waitRun(tb testing.TB, e *sortie.Engine, id sortie.RunID, what string, reconcile bool, cond func(*sortie.Run) bool) *sortie.Run {

@@ -3,6 +3,7 @@ package lambda_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"log/slog"
 	"testing"
@@ -15,7 +16,7 @@ import (
 	"github.com/sortie-run/sortie"
 	"github.com/sortie-run/sortie/crypto/awskms"
 	"github.com/sortie-run/sortie/crypto/envelope"
-	"github.com/sortie-run/sortie/launchers/lambda/internal/rig"
+	"github.com/sortie-run/sortie/internal/testwait"
 	"github.com/sortie-run/sortie/testrig/localkms"
 )
 
@@ -61,19 +62,14 @@ func submit(tb testing.TB, e *sortie.Engine, vars map[string]any, policy sortie.
 // waitRun reads the run until cond holds (at most 60 s) and returns it.
 func waitRun(tb testing.TB, cp sortie.ControlPlane, id sortie.RunID, what string, cond func(*sortie.Run) bool) *sortie.Run {
 	tb.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	defer cancel()
 	var run *sortie.Run
-	err := rig.Wait(ctx, func() bool {
+	testwait.UntilReport(tb, what+" of run "+string(id), 60*time.Second, func() (bool, string) {
 		var err error
-		if run, err = cp.Get(ctx, id); err != nil {
+		if run, err = cp.Get(context.Background(), id); err != nil {
 			tb.Fatalf("Get(%s) = %v, want nil", id, err)
 		}
-		return cond(run)
+		return cond(run), fmt.Sprintf("state %s reason %q", run.State, run.Reason)
 	})
-	if err != nil {
-		tb.Fatalf("waited 60 s for %s of run %s: %v; last state %s reason %q", what, id, err, run.State, run.Reason)
-	}
 	return run
 }
 

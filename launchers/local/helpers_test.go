@@ -8,20 +8,13 @@ import (
 	"time"
 
 	"github.com/sortie-run/sortie"
+	"github.com/sortie-run/sortie/internal/testwait"
 )
 
 // waitFor polls cond until it holds, failing the test after 30 s.
 func waitFor(t *testing.T, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	tick := time.NewTicker(5 * time.Millisecond)
-	defer tick.Stop()
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("waited 30s for %s", what)
-		}
-		<-tick.C
-	}
+	testwait.Until(t, what, 30*time.Second, cond)
 }
 
 // testInvocation returns a valid invocation of attempt 1 of a new run.

@@ -70,14 +70,10 @@ func TestStdinSurvivesTheLauncherExiting(t *testing.T) {
 		t.Fatalf("launching process: %v\n%s", err, msg)
 	}
 	var got []byte
-	deadline := time.Now().Add(30 * time.Second)
-	for got == nil {
+	waitFor(t, "the worker to write what it read on stdin", func() bool {
 		got, _ = os.ReadFile(out)
-		if got == nil && time.Now().After(deadline) {
-			t.Fatal("the worker never wrote what it read on stdin")
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+		return got != nil
+	})
 	read, err := sortie.DecodeInvocation(got[:len(got)-1])
 	if err != nil {
 		t.Fatalf("worker stdin (%d bytes, %.120q...): %v; want the whole invocation", len(got), got, err)

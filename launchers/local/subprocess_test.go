@@ -11,6 +11,7 @@ import (
 
 	"github.com/sortie-run/sortie"
 	"github.com/sortie-run/sortie/controlplane/sqlite"
+	"github.com/sortie-run/sortie/internal/testwait"
 	"github.com/sortie-run/sortie/launchers/local"
 )
 
@@ -123,13 +124,5 @@ func TestSubprocessWorkerReports(t *testing.T) {
 // waitFor polls cond until it holds, failing the test after 30 s.
 func waitFor(t *testing.T, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	tick := time.NewTicker(5 * time.Millisecond)
-	defer tick.Stop()
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("waited 30s for %s", what)
-		}
-		<-tick.C
-	}
+	testwait.Until(t, what, 30*time.Second, cond)
 }
