@@ -54,6 +54,15 @@ func (c *Client) Resume(ctx context.Context, id RunID, input json.RawMessage) (*
 	return c.engine.Resume(ctx, id, input)
 }
 
+// Streamer is an optional [ExecutionEngine] capability: a live stream of a
+// run's updates with the semantics of [Client.Follow] (events after the
+// cursor across attempts, then the terminal or interrupted run), used
+// instead of reading and polling. A remote host's transport implements it
+// over Server-Sent Events.
+type Streamer interface {
+	Follow(ctx context.Context, id RunID, after Cursor) iter.Seq2[Update, error]
+}
+
 // Update is one item of a Follow: an event, or (last) the run once it is
 // terminal or interrupted.
 type Update struct {
@@ -65,7 +74,11 @@ type Update struct {
 // across attempts, and ends with an Update carrying the run once it is
 // terminal or interrupted (input-required, auth-required). An error ends the
 // sequence.
+// When the engine is a [Streamer] (a remote host), Follow is its stream.
 func (c *Client) Follow(ctx context.Context, id RunID, after Cursor) iter.Seq2[Update, error] {
+	if s, ok := c.engine.(Streamer); ok {
+		return s.Follow(ctx, id, after)
+	}
 	return func(yield func(Update, error) bool) {
 		wake, stop := c.watch(id)
 		defer stop()

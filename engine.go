@@ -37,6 +37,13 @@ type Sealer interface {
 	Seal(ctx context.Context, inv *Invocation) error
 }
 
+// ReportIssuer mints where one attempt's worker reports. IssueReport is
+// called once per launch with the invocation complete but for Report
+// (DeadlineMs is final); an error fails the attempt like a seal error.
+type ReportIssuer interface {
+	IssueReport(inv *Invocation) (Report, error)
+}
+
 // EngineOptions configures an [Engine]. A nil *EngineOptions means the defaults.
 type EngineOptions struct {
 	// DefaultPolicy fills policy fields neither the request nor the agent
@@ -46,8 +53,11 @@ type EngineOptions struct {
 	// defaults to 24 h.
 	IdempotencyTTL time.Duration
 	// Report tells workers where to report. Optional; defaults to the
-	// control plane their host configured.
+	// control plane their host configured. Ignored when ReportIssuer is set.
 	Report Report
+	// ReportIssuer mints each attempt's report (a callback URL and a
+	// credential scoped to the run, attempt and launch). Optional.
+	ReportIssuer ReportIssuer
 	// Sealer seals inline configuration; when it is also a
 	// [ConfigSealer], submissions may carry configuration. Optional;
 	// without it inline configuration is off.
@@ -112,22 +122,34 @@ func (e *Engine) ControlPlane() ControlPlane { return e.cp }
 // returns a [*ValidationError] for bad input, ErrIdempotencyConflict for a
 // reused key with another request, and ErrClosed after Close.
 func (e *Engine) Submit(ctx context.Context, req *SubmitRequest) (*Run, error) {
+	run, _, err := e.SubmitCreated(ctx, req)
+	return run, err
+}
+
+// SubmitCreated is [Engine.Submit] that also reports whether this call
+// created the run (false: an earlier submission with the same idempotency
+// key did, and its run is returned).
+func (e *Engine) SubmitCreated(ctx context.Context, req *SubmitRequest) (*Run, bool, error) {
 	if e.isClosed() {
-		return nil, fmt.Errorf("submit: %w", ErrClosed)
+		return nil, false, fmt.Errorf("submit: %w", ErrClosed)
 	}
+	ctx, span := startSpan(ctx, "sortie.submit", "")
+	defer span.End()
 	run, err := e.newRun(ctx, req)
 	if err != nil {
-		return nil, err
+		return nil, false, endSpan(span, err)
 	}
 	ttl := e.opts.IdempotencyTTL.Milliseconds()
 	run, created, err := e.cp.Reserve(ctx, &Reservation{Run: run, TTLMs: ttl, NowMs: e.nowMs()})
 	if err != nil {
-		return nil, err
+		return nil, false, endSpan(span, err)
 	}
+	setRunAttrs(span, run)
 	if !created {
-		return run, nil
+		return run, false, nil
 	}
-	return e.launch(ctx, run)
+	run, err = e.launch(ctx, run)
+	return run, true, endSpan(span, err)
 }
 
 // launch records and starts the run's next attempt. A lost race (another
@@ -149,6 +171,13 @@ func (e *Engine) launch(ctx context.Context, run *Run) (*Run, error) {
 		return nil, err
 	}
 	inv.DeadlineMs = rec.Current().LaunchedMs + rec.Policy.AttemptTimeoutMs
+	if e.opts.ReportIssuer != nil {
+		rep, err := e.opts.ReportIssuer.IssueReport(inv)
+		if err != nil {
+			return e.finishLaunch(ctx, inv, ErrorTypeLaunch, fmt.Errorf("issue report: %w", err))
+		}
+		inv.Report = rep
+	}
 	e.start(inv)
 	return rec, nil
 }
@@ -177,7 +206,12 @@ func (e *Engine) failLaunch(ctx context.Context, inv *Invocation, cause error) (
 	if _, err := e.cp.RecordLaunch(ctx, l); err != nil {
 		return e.cp.Get(ctx, inv.RunID)
 	}
-	msg := &ErrorMessage{Type: ErrorTypeSeal, Message: cause.Error()}
+	return e.finishLaunch(ctx, inv, ErrorTypeSeal, cause)
+}
+
+// finishLaunch ends a recorded attempt at once with a permanent error.
+func (e *Engine) finishLaunch(ctx context.Context, inv *Invocation, typ string, cause error) (*Run, error) {
+	msg := &ErrorMessage{Type: typ, Message: cause.Error()}
 	return e.cp.Finish(ctx, Finish{RunID: inv.RunID, Attempt: inv.Attempt, LaunchID: inv.LaunchID,
 		Outcome: Outcome{Error: msg}, NowMs: e.nowMs()})
 }
@@ -188,7 +222,7 @@ func (e *Engine) invocation(run *Run, attempt int, launchID string) *Invocation 
 		Agent: run.Agent, Variables: run.Variables, SealedConfig: run.SealedConfig,
 		DeadlineMs:  e.nowMs() + run.Policy.AttemptTimeoutMs,
 		HeartbeatMs: run.Policy.HeartbeatMs, LeaseMs: run.Policy.LeaseMs,
-		Report: e.opts.Report,
+		Report: e.opts.Report, TraceParent: run.TraceParent,
 	}
 	if run.State == StateWorking && run.Interrupt != nil {
 		inv.Resume = &Resume{Checkpoint: run.Interrupt.Checkpoint, Input: run.ResumeInput}
@@ -202,8 +236,11 @@ func (e *Engine) start(inv *Invocation) {
 	e.wg.Add(1)
 	go func() {
 		defer e.wg.Done()
-		ctx := context.Background()
+		ctx, span := startSpan(context.Background(), "sortie.launch", inv.TraceParent)
+		defer span.End()
+		setInvocationAttrs(span, inv)
 		ref, err := e.launcher.Start(ctx, inv)
+		endSpan(span, err)
 		if err != nil {
 			e.log.Warn("launch failed", "run", inv.RunID, "attempt", inv.Attempt, "err", err)
 			msg := &ErrorMessage{Type: ErrorTypeLaunch, Message: err.Error(), Retryable: !errors.Is(err, ErrInvalidArgument)}

@@ -162,7 +162,11 @@ type Run struct {
 
 	IdempotencyKey string `json:"idempotency_key,omitempty"`
 	RequestHash    string `json:"request_hash,omitempty"`
-	CreatedMs      int64  `json:"created_ms"`
+	// TraceParent is the W3C traceparent of the submission (Trace Context,
+	// level 1), handed to every attempt's invocation. Empty when the
+	// submission was not traced.
+	TraceParent string `json:"traceparent,omitempty"`
+	CreatedMs   int64  `json:"created_ms"`
 	UpdatedMs      int64  `json:"updated_ms"`
 	// Version increases by one with every change of the run record.
 	Version int64 `json:"version"`
