@@ -167,7 +167,7 @@ type Run struct {
 	// submission was not traced.
 	TraceParent string `json:"traceparent,omitempty"`
 	CreatedMs   int64  `json:"created_ms"`
-	UpdatedMs      int64  `json:"updated_ms"`
+	UpdatedMs   int64  `json:"updated_ms"`
 	// Version increases by one with every change of the run record.
 	Version int64 `json:"version"`
 }
