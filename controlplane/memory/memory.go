@@ -22,8 +22,10 @@ type ControlPlane struct {
 	// event (a, s).
 	events map[sortie.RunID][][]sortie.Event
 	idem   map[idemKey]idemRecord
-	hub    controlplane.Hub
-	now    func() time.Time
+	// push holds each run's push configurations by ID.
+	push map[sortie.RunID]map[string]sortie.PushConfig
+	hub  controlplane.Hub
+	now  func() time.Time
 }
 
 type idemKey struct{ scope, key string }
@@ -37,6 +39,7 @@ type idemRecord struct {
 var (
 	_ sortie.ControlPlane = (*ControlPlane)(nil)
 	_ sortie.Notifier     = (*ControlPlane)(nil)
+	_ sortie.PushStore    = (*ControlPlane)(nil)
 )
 
 // New returns an empty control plane. Changes that carry no time of their
@@ -46,6 +49,7 @@ func New() *ControlPlane {
 		runs:   make(map[sortie.RunID]*sortie.Run),
 		events: make(map[sortie.RunID][][]sortie.Event),
 		idem:   make(map[idemKey]idemRecord),
+		push:   make(map[sortie.RunID]map[string]sortie.PushConfig),
 		now:    time.Now,
 	}
 }

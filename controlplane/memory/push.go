@@ -1,0 +1,144 @@
+package memory
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"slices"
+
+	"github.com/sortie-run/sortie"
+	"github.com/sortie-run/sortie/controlplane"
+)
+
+// PutPushConfig implements [sortie.PushStore.PutPushConfig]. A new
+// configuration starts with CreatedMs = nowMs and no delivery progress; a
+// replaced one keeps both.
+func (c *ControlPlane) PutPushConfig(_ context.Context, cfg *sortie.PushConfig, nowMs int64) (*sortie.PushConfig, error) {
+	if err := controlplane.CheckPushConfig(cfg, nowMs); err != nil {
+		return nil, err
+	}
+	if err := c.lock("put push config"); err != nil {
+		return nil, err
+	}
+	defer c.mu.Unlock()
+	if _, ok := c.runs[cfg.RunID]; !ok {
+		return nil, fmt.Errorf("memory: put push config %s of run %s: %w", cfg.ID, cfg.RunID, sortie.ErrNotFound)
+	}
+	byID := c.push[cfg.RunID]
+	stored := *cfg
+	if old, ok := byID[cfg.ID]; ok {
+		stored.CreatedMs, stored.Delivery = old.CreatedMs, old.Delivery
+	} else {
+		if err := controlplane.CheckPushCount(len(byID) + 1); err != nil {
+			return nil, err
+		}
+		stored.CreatedMs, stored.Delivery = nowMs, sortie.PushDelivery{}
+	}
+	if byID == nil {
+		byID = make(map[string]sortie.PushConfig)
+		c.push[cfg.RunID] = byID
+	}
+	byID[cfg.ID] = stored
+	return &stored, nil
+}
+
+// GetPushConfig implements [sortie.PushStore.GetPushConfig].
+func (c *ControlPlane) GetPushConfig(_ context.Context, run sortie.RunID, id string) (*sortie.PushConfig, error) {
+	if err := controlplane.CheckPushKey(run, id); err != nil {
+		return nil, err
+	}
+	if err := c.lock("get push config"); err != nil {
+		return nil, err
+	}
+	defer c.mu.Unlock()
+	cfg, ok := c.push[run][id]
+	if !ok {
+		return nil, fmt.Errorf("memory: get push config %s of run %s: %w", id, run, sortie.ErrNotFound)
+	}
+	return &cfg, nil
+}
+
+// ListPushConfigs implements [sortie.PushStore.ListPushConfigs].
+func (c *ControlPlane) ListPushConfigs(_ context.Context, run sortie.RunID) ([]sortie.PushConfig, error) {
+	if err := run.Validate(); err != nil {
+		return nil, err
+	}
+	if err := c.lock("list push configs"); err != nil {
+		return nil, err
+	}
+	defer c.mu.Unlock()
+	if _, ok := c.runs[run]; !ok {
+		return nil, fmt.Errorf("memory: list push configs of run %s: %w", run, sortie.ErrNotFound)
+	}
+	out := []sortie.PushConfig{}
+	for _, cfg := range c.push[run] {
+		out = append(out, cfg)
+	}
+	slices.SortFunc(out, func(a, b sortie.PushConfig) int { return cmp.Compare(a.ID, b.ID) })
+	return out, nil
+}
+
+// DeletePushConfig implements [sortie.PushStore.DeletePushConfig].
+func (c *ControlPlane) DeletePushConfig(_ context.Context, run sortie.RunID, id string) error {
+	if err := controlplane.CheckPushKey(run, id); err != nil {
+		return err
+	}
+	if err := c.lock("delete push config"); err != nil {
+		return err
+	}
+	defer c.mu.Unlock()
+	if _, ok := c.push[run][id]; !ok {
+		return fmt.Errorf("memory: delete push config %s of run %s: %w", id, run, sortie.ErrNotFound)
+	}
+	delete(c.push[run], id)
+	return nil
+}
+
+// UpdatePushDelivery implements [sortie.PushStore.UpdatePushDelivery]: d
+// replaces the stored progress except that DeliveredVersion never
+// decreases.
+func (c *ControlPlane) UpdatePushDelivery(_ context.Context, run sortie.RunID, id string, d sortie.PushDelivery) error {
+	if err := controlplane.CheckPushKey(run, id); err != nil {
+		return err
+	}
+	if err := controlplane.CheckPushDelivery(d); err != nil {
+		return err
+	}
+	if err := c.lock("update push delivery"); err != nil {
+		return err
+	}
+	defer c.mu.Unlock()
+	cfg, ok := c.push[run][id]
+	if !ok {
+		return fmt.Errorf("memory: update push delivery %s of run %s: %w", id, run, sortie.ErrNotFound)
+	}
+	d.DeliveredVersion = max(d.DeliveredVersion, cfg.Delivery.DeliveredVersion)
+	cfg.Delivery = d
+	c.push[run][id] = cfg
+	return nil
+}
+
+// PendingPushConfigs implements [sortie.PushStore.PendingPushConfigs],
+// ordered by NextAttemptMs, then run and ID.
+func (c *ControlPlane) PendingPushConfigs(_ context.Context, nowMs int64, limit int) ([]sortie.PushConfig, error) {
+	if err := controlplane.CheckPendingLimit(limit); err != nil {
+		return nil, err
+	}
+	if err := c.lock("pending push configs"); err != nil {
+		return nil, err
+	}
+	defer c.mu.Unlock()
+	out := []sortie.PushConfig{}
+	for _, byID := range c.push {
+		for _, cfg := range byID {
+			if !cfg.Delivery.Done && cfg.Delivery.NextAttemptMs <= nowMs {
+				out = append(out, cfg)
+			}
+		}
+	}
+	slices.SortFunc(out, func(a, b sortie.PushConfig) int {
+		return cmp.Or(cmp.Compare(a.Delivery.NextAttemptMs, b.Delivery.NextAttemptMs),
+			cmp.Compare(a.RunID, b.RunID), cmp.Compare(a.ID, b.ID))
+	})
+	return out[:min(len(out), limit)], nil
+}
