@@ -72,7 +72,7 @@ func RunConformanceTests(t *testing.T, newHarness func(t *testing.T) Harness) {
 	h := newHarness(t)
 	shared, notifies := h.SharedAcrossProcesses(), h.Notifies()
 	h.Close()
-	props := slices.Clone(properties)
+	props := append(slices.Clone(properties), pushProperties...)
 	if notifies {
 		props = append(props, property{"NotifierWakesSubscribers", testNotifier})
 	}
