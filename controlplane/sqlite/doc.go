@@ -29,8 +29,13 @@
 // Expired need (id, state, context_id, agent, created_ms, lease_expires_ms,
 // version); events have their own table keyed (run_id, attempt, seq); and
 // idempotency records are keyed (scope, key) with their run ID, request hash
-// and expires_ms. A schema_version table lets Open create and migrate the
-// schema idempotently, also when several processes open a new file at once.
+// and expires_ms. Push configurations ([sortie.PushStore]) are keyed
+// (run_id, id) with their delivery progress in columns; a partial index of
+// those not done serves PendingPushConfigs, and UpdatePushDelivery keeps
+// delivered_version at the maximum in its one UPDATE. A schema_version
+// table lets Open create and migrate the schema idempotently, also when
+// several processes open a new file at once; a file of an earlier release
+// is migrated in place (schema version 2 adds push_configs).
 //
 // [ControlPlane] also implements [sortie.Notifier] for subscribers in the
 // same process; it wakes them on changes made through that *ControlPlane.

@@ -30,7 +30,7 @@ func queryPlan(t *testing.T, c *ControlPlane, query string, args ...any) string 
 	return strings.Join(lines, "\n")
 }
 
-// TestQueriesUseIndexes proves Expired and List read through their indexes
+// TestQueriesUseIndexes proves Expired, PendingPushConfigs and List read through their indexes
 // in index order, without a scan of the runs table or a sort.
 func TestQueriesUseIndexes(t *testing.T) {
 	c, err := Open(filepath.Join(t.TempDir(), "plan.db"), nil)
@@ -49,6 +49,7 @@ func TestQueriesUseIndexes(t *testing.T) {
 	}
 	for _, tc := range []plan{
 		{"Expired", "runs_lease", expiredQuery, []any{1, 10}},
+		{"PendingPushConfigs", "push_pending", pendingQuery, []any{1, 10}},
 		list("List", "runs_created", sortie.ListQuery{}, nil),
 		list("List(page 2)", "runs_created", sortie.ListQuery{}, tok),
 		list("List(context)", "runs_context", sortie.ListQuery{ContextID: "c"}, nil),

@@ -41,6 +41,23 @@ var migrations = []string{
 		PRIMARY KEY (scope, key)
 	);
 	CREATE INDEX idempotency_expires ON idempotency (expires_ms);`,
+	// Version 2: push configurations, one row per run and configuration
+	// ID, with its delivery progress; push_pending indexes the ones not
+	// done. IF NOT EXISTS keeps the step harmless on any file.
+	`CREATE TABLE IF NOT EXISTS push_configs (
+		run_id            TEXT NOT NULL REFERENCES runs (id),
+		id                TEXT NOT NULL,
+		url               TEXT NOT NULL,
+		key_id            TEXT NOT NULL,
+		created_ms        INTEGER NOT NULL,
+		delivered_version INTEGER NOT NULL,
+		failures          INTEGER NOT NULL,
+		next_attempt_ms   INTEGER NOT NULL,
+		last_error        TEXT NOT NULL,
+		done              INTEGER NOT NULL, -- 0 or 1
+		PRIMARY KEY (run_id, id)
+	) WITHOUT ROWID;
+	CREATE INDEX IF NOT EXISTS push_pending ON push_configs (next_attempt_ms) WHERE done = 0;`,
 }
 
 // schemaVersion is the schema version this build creates and reads.
