@@ -1,0 +1,189 @@
+package server_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"net/http"
+	"strings"
+	"time"
+	"testing"
+
+	"github.com/sortie-run/sortie"
+	"github.com/sortie-run/sortie/server"
+	"github.com/sortie-run/sortie/server/httpengine"
+)
+
+// post sends body to path and decodes the answer into out (if not nil).
+func post(t *testing.T, r *rig, path, body string, hdr map[string]string, out any) int {
+	t.Helper()
+	req, _ := http.NewRequest(http.MethodPost, r.http.URL+path, strings.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	for k, v := range hdr {
+		req.Header.Set(k, v)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatalf("POST %s: %v", path, err)
+	}
+	defer resp.Body.Close()
+	if out != nil {
+		b, _ := io.ReadAll(resp.Body)
+		if err := json.Unmarshal(b, out); err != nil {
+			t.Fatalf("POST %s: decode %q: %v", path, b, err)
+		}
+	}
+	return resp.StatusCode
+}
+
+func (r *rig) countRuns(t *testing.T) int {
+	t.Helper()
+	page, err := r.cp.List(context.Background(), sortie.ListQuery{PageSize: 1000})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return len(page.Runs)
+}
+
+func TestSubmitIdempotencyKeyHeader(t *testing.T) {
+	r := newRig(t, nil)
+	key := map[string]string{"Idempotency-Key": "order-42"}
+	var first, again sortie.Run
+	if got := post(t, r, "/v1/runs", `{"agent": "probe", "variables": {"events": 0}}`, key, &first); got != http.StatusCreated {
+		t.Fatalf("first submit = %d, want 201", got)
+	}
+	if got := post(t, r, "/v1/runs", `{"agent": "probe", "variables": {"events": 0}}`, key, &again); got != http.StatusOK || again.ID != first.ID {
+		t.Fatalf("resubmit = %d run %s, want 200 and run %s", got, again.ID, first.ID)
+	}
+	var eb server.ErrorBody
+	if got := post(t, r, "/v1/runs", `{"agent": "probe", "variables": {"events": 1}}`, key, &eb); got != http.StatusConflict || eb.Error.Code != server.CodeIdempotencyConflict {
+		t.Fatalf("same key, other request = %d %+v, want 409 idempotency_conflict", got, eb)
+	}
+	if got := post(t, r, "/v1/runs", `{"agent": "probe", "idempotency_key": "other"}`, key, &eb); got != http.StatusBadRequest || eb.Error.Field != "idempotency_key" {
+		t.Fatalf("header and body keys differ = %d %+v, want 400 naming idempotency_key", got, eb)
+	}
+	if n := r.countRuns(t); n != 1 {
+		t.Fatalf("%d runs stored, want 1", n)
+	}
+}
+
+func TestBadBodiesAreRefusedAndStoreNothing(t *testing.T) {
+	r := newRig(t, nil)
+	big := `{"agent": "probe", "variables": {"x": "` + strings.Repeat("a", 400<<10) + `"}}`
+	cases := []struct {
+		name, body string
+		status     int
+		field      string
+	}{
+		{"malformed", `{"agent": "probe"`, 400, ""},
+		{"not an object", `[1, 2]`, 400, ""},
+		{"unknown field", `{"agent": "probe", "colour": "red"}`, 400, ""},
+		{"missing agent", `{"variables": {}}`, 400, ""},
+		{"variables not an object", `{"agent": "probe", "variables": [1]}`, 400, "variables"},
+		{"label too long", `{"agent": "probe", "labels": {"team": "` + strings.Repeat("x", 300) + `"}}`, 400, "labels.team"},
+		{"policy type", `{"agent": "probe", "policy": {"max_attempts": "three"}}`, 400, "policy.max_attempts"},
+		{"oversize", big, 413, ""},
+		{"unknown agent", `{"agent": "nope"}`, 400, "agent"},
+		{"bad agent name", `{"agent": "No Such"}`, 400, "agent"},
+	}
+	for _, c := range cases {
+		var eb server.ErrorBody
+		got := post(t, r, "/v1/runs", c.body, nil, &eb)
+		if got != c.status || eb.Error.Field != c.field || eb.Error.Message == "" {
+			t.Errorf("%s: POST /v1/runs = %d %+v, want %d naming field %q", c.name, got, eb, c.status, c.field)
+		}
+	}
+	if n := r.countRuns(t); n != 0 {
+		t.Fatalf("%d runs stored after refused submissions, want 0", n)
+	}
+}
+
+func TestHTTPErrorsMapToSentinels(t *testing.T) {
+	r := newRig(t, nil)
+	ctx := context.Background()
+	missing := sortie.NewRunID(time.Now())
+	if _, err := r.client.Get(ctx, missing); !errors.Is(err, sortie.ErrNotFound) {
+		t.Errorf("Get(unknown) over HTTP = %v, want ErrNotFound", err)
+	}
+	if _, err := r.client.Cancel(ctx, missing, "x"); !errors.Is(err, sortie.ErrNotFound) {
+		t.Errorf("Cancel(unknown) over HTTP = %v, want ErrNotFound", err)
+	}
+	_, err := r.client.Submit(ctx, &sortie.SubmitRequest{Agent: "probe", Variables: json.RawMessage(`[1]`)})
+	var ve *sortie.ValidationError
+	if !errors.As(err, &ve) || ve.Field != "variables" {
+		t.Errorf("Submit(variables [1]) over HTTP = %v, want a ValidationError naming variables", err)
+	}
+	run := r.submit(t, `{"events": 0}`)
+	r.final(t, run.ID)
+	if _, err := r.client.Resume(ctx, run.ID, json.RawMessage(`{}`)); !errors.Is(err, sortie.ErrTerminal) && !errors.Is(err, sortie.ErrConflict) {
+		t.Errorf("Resume(completed run) over HTTP = %v, want ErrTerminal or ErrConflict", err)
+	}
+	if _, err := r.client.Get(ctx, "not-a-run-id"); !errors.As(err, &ve) {
+		t.Errorf("Get(not-a-run-id) = %v, want a ValidationError", err)
+	}
+	page, err := r.client.List(ctx, sortie.ListQuery{Agent: "probe", State: sortie.StateCompleted})
+	if err != nil || len(page.Runs) != 1 || page.Runs[0].ID != run.ID {
+		t.Errorf("List(probe, completed) over HTTP = %+v, %v; want run %s", page, err, run.ID)
+	}
+	if _, err := r.client.List(ctx, sortie.ListQuery{State: "sleeping"}); !errors.As(err, &ve) || ve.Field != "state" {
+		t.Errorf("List(state sleeping) = %v, want a ValidationError naming state", err)
+	}
+}
+
+func TestListPagesOverHTTP(t *testing.T) {
+	r := newRig(t, nil)
+	want := map[sortie.RunID]bool{}
+	for range 7 {
+		want[r.submit(t, `{"events": 0}`).ID] = true
+	}
+	got := map[sortie.RunID]bool{}
+	q := sortie.ListQuery{PageSize: 3}
+	for pages := 1; ; pages++ {
+		page, err := r.client.List(context.Background(), q)
+		if err != nil {
+			t.Fatalf("List page %d = %v", pages, err)
+		}
+		for _, run := range page.Runs {
+			if got[run.ID] {
+				t.Fatalf("run %s listed twice", run.ID)
+			}
+			got[run.ID] = true
+		}
+		if page.NextPageToken == "" {
+			if pages != 3 {
+				t.Fatalf("%d pages of 3 for 7 runs, want 3", pages)
+			}
+			break
+		}
+		q.PageToken = page.NextPageToken
+	}
+	if len(got) != len(want) {
+		t.Fatalf("listed %d runs, want %d", len(got), len(want))
+	}
+}
+
+func TestAPITokens(t *testing.T) {
+	token := "a-long-enough-api-token"
+	r := newRig(t, &server.Options{APITokens: []string{token}})
+	for _, hdr := range []map[string]string{nil, {"Authorization": "Bearer wrong-token-of-some-length"}, {"Authorization": token}} {
+		var eb server.ErrorBody
+		if got := post(t, r, "/v1/runs", `{"agent": "probe"}`, hdr, &eb); got != http.StatusUnauthorized || eb.Error.Code != server.CodeUnauthenticated {
+			t.Errorf("submit with %v = %d %+v, want 401 unauthenticated", hdr, got, eb)
+		}
+	}
+	if n := r.countRuns(t); n != 0 {
+		t.Fatalf("%d runs stored by unauthenticated requests, want 0", n)
+	}
+	run := r.submit(t, `{"events": 0}`) // the rig's client carries the token
+	if got := post(t, r, "/v1/runs/"+run.ID.String()+"/cancel", `{}`, map[string]string{"Authorization": "Bearer " + token}, nil); got != http.StatusOK {
+		t.Fatalf("cancel with the token = %d, want 200", got)
+	}
+	bad, _ := httpengine.New(r.http.URL, &httpengine.Options{Token: "wrong-token-of-some-length"})
+	if _, err := bad.Get(context.Background(), run.ID); !errors.Is(err, httpengine.ErrUnauthenticated) {
+		t.Fatalf("Get with a wrong token = %v, want ErrUnauthenticated", err)
+	}
+	if _, err := server.New(server.Options{Engine: r.engine, APITokens: []string{"short"}}); err == nil {
+		t.Fatal("server.New accepted a 5-byte API token")
+	}
+}

@@ -1,0 +1,12 @@
+// Package httpengine is the HTTP transport of the Go client: an [Engine]
+// is a [sortie.ExecutionEngine] (and a [sortie.Streamer]) that talks to a
+// host's API served by package server (`sortie serve`), so
+// sortie.NewClient(httpengine.New(url, nil)) behaves as a client of an
+// embedded engine: Submit, Get, List, Events, Cancel, Resume, and Follow
+// over Server-Sent Events that reconnects with Last-Event-ID, losing and
+// repeating nothing.
+//
+// Errors wrap the sortie sentinels the host answered with (from the error
+// body's code), input errors are [*sortie.ValidationError] naming the
+// field, and a missing or wrong API token is [ErrUnauthenticated].
+package httpengine

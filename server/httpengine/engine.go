@@ -1,0 +1,261 @@
+package httpengine
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/sortie-run/sortie"
+	"github.com/sortie-run/sortie/server"
+)
+
+// Options configures an [Engine]. A nil *Options means the defaults.
+type Options struct {
+	// Token is the API bearer token. Optional; hosts without tokens
+	// (loopback development) need none.
+	Token string
+	// HTTPClient sends the requests. Optional; defaults to a client
+	// without an overall timeout (follows are long) whose requests other
+	// than follows time out after RequestTimeout.
+	HTTPClient *http.Client
+	// RequestTimeout bounds each request but follows and long polls.
+	// Optional; defaults to 30 s.
+	RequestTimeout time.Duration
+	// MaxReconnects is how many times in a row Follow reconnects without
+	// receiving anything before it gives up. Optional; defaults to 8.
+	MaxReconnects int
+}
+
+// Engine is a host's API as a [sortie.ExecutionEngine] and
+// [sortie.Streamer].
+type Engine struct {
+	base *url.URL
+	opts Options
+	hc   *http.Client
+}
+
+var (
+	_ sortie.ExecutionEngine = (*Engine)(nil)
+	_ sortie.Streamer        = (*Engine)(nil)
+)
+
+// New returns an engine for the host at baseURL ("http(s)://host:port",
+// optionally with a path prefix). It fails for a URL that is not absolute
+// http(s).
+func New(baseURL string, opts *Options) (*Engine, error) {
+	u, err := url.Parse(baseURL)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return nil, sortie.Invalidf("host", "%q must be an absolute http(s) URL", baseURL)
+	}
+	u.Path = strings.TrimSuffix(u.Path, "/")
+	e := &Engine{base: u, hc: http.DefaultClient}
+	if opts != nil {
+		e.opts = *opts
+	}
+	if e.opts.HTTPClient != nil {
+		e.hc = e.opts.HTTPClient
+	}
+	if e.opts.RequestTimeout <= 0 {
+		e.opts.RequestTimeout = 30 * time.Second
+	}
+	if e.opts.MaxReconnects <= 0 {
+		e.opts.MaxReconnects = 8
+	}
+	return e, nil
+}
+
+// request builds a request to path (with query q) carrying the token.
+func (e *Engine) request(ctx context.Context, method, path string, q url.Values, body any) (*http.Request, error) {
+	u := *e.base
+	u.Path += path
+	u.RawQuery = q.Encode()
+	var rd io.Reader
+	if body != nil {
+		b, err := json.Marshal(body)
+		if err != nil {
+			return nil, fmt.Errorf("httpengine: encode %s body: %w", path, err)
+		}
+		rd = bytes.NewReader(b)
+	}
+	req, err := http.NewRequestWithContext(ctx, method, u.String(), rd)
+	if err != nil {
+		return nil, fmt.Errorf("httpengine: %s %s: %w", method, path, err)
+	}
+	if body != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	if e.opts.Token != "" {
+		req.Header.Set("Authorization", "Bearer "+e.opts.Token)
+	}
+	return req, nil
+}
+
+// do sends a request and decodes a 2xx JSON answer into out (when not
+// nil). GETs are retried on transport errors and 503, three times.
+func (e *Engine) do(ctx context.Context, method, path string, q url.Values, body, out any, hdr http.Header) (int, error) {
+	ctx, cancel := context.WithTimeout(ctx, e.opts.RequestTimeout)
+	defer cancel()
+	tries := 1
+	if method == http.MethodGet {
+		tries = 3
+	}
+	var err error
+	for i := range tries {
+		if i > 0 {
+			if werr := wait(ctx, time.Duration(100<<i)*time.Millisecond); werr != nil {
+				return 0, err
+			}
+		}
+		var status int
+		status, err = e.once(ctx, method, path, q, body, out, hdr)
+		if err == nil || !retryable(err) {
+			return status, err
+		}
+	}
+	return 0, err
+}
+
+func (e *Engine) once(ctx context.Context, method, path string, q url.Values, body, out any, hdr http.Header) (int, error) {
+	req, err := e.request(ctx, method, path, q, body)
+	if err != nil {
+		return 0, err
+	}
+	for k, v := range hdr {
+		req.Header[k] = v
+	}
+	resp, err := e.hc.Do(req)
+	if err != nil {
+		return 0, fmt.Errorf("httpengine: %s %s: %w: %w", method, path, sortie.ErrUnavailable, err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode >= 300 {
+		return resp.StatusCode, decodeError(resp)
+	}
+	if out != nil {
+		if err := json.NewDecoder(resp.Body).Decode(out); err != nil {
+			return resp.StatusCode, fmt.Errorf("httpengine: %s %s: decode answer: %w", method, path, err)
+		}
+	}
+	return resp.StatusCode, nil
+}
+
+func retryable(err error) bool {
+	return errors.Is(err, sortie.ErrUnavailable) && !errors.Is(err, context.Canceled) && !errors.Is(err, context.DeadlineExceeded)
+}
+
+func wait(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
+	}
+}
+
+func runPath(id sortie.RunID, rest string) string { return "/v1/runs/" + url.PathEscape(id.String()) + rest }
+
+// Submit sends the request; its idempotency key goes in the
+// Idempotency-Key header.
+func (e *Engine) Submit(ctx context.Context, req *sortie.SubmitRequest) (*sortie.Run, error) {
+	run, _, err := e.SubmitCreated(ctx, req)
+	return run, err
+}
+
+// SubmitCreated is Submit that also reports whether the host created the
+// run (HTTP 201) or returned an earlier submission's (200).
+func (e *Engine) SubmitCreated(ctx context.Context, req *sortie.SubmitRequest) (*sortie.Run, bool, error) {
+	var hdr http.Header
+	if req.IdempotencyKey != "" {
+		hdr = http.Header{server.IdempotencyKeyHeader: {req.IdempotencyKey}}
+	}
+	var run sortie.Run
+	status, err := e.do(ctx, http.MethodPost, "/v1/runs", nil, req, &run, hdr)
+	if err != nil {
+		return nil, false, err
+	}
+	return &run, status == http.StatusCreated, nil
+}
+
+// Get returns the run.
+func (e *Engine) Get(ctx context.Context, id sortie.RunID) (*sortie.Run, error) {
+	if err := id.Validate(); err != nil {
+		return nil, err
+	}
+	var run sortie.Run
+	if _, err := e.do(ctx, http.MethodGet, runPath(id, ""), nil, nil, &run, nil); err != nil {
+		return nil, err
+	}
+	return &run, nil
+}
+
+// List returns a page of runs.
+func (e *Engine) List(ctx context.Context, lq sortie.ListQuery) (*sortie.RunPage, error) {
+	q := url.Values{}
+	set := func(k, v string) {
+		if v != "" {
+			q.Set(k, v)
+		}
+	}
+	set("agent", lq.Agent)
+	set("state", string(lq.State))
+	set("context_id", lq.ContextID)
+	set("page_token", lq.PageToken)
+	if lq.PageSize != 0 {
+		q.Set("page_size", strconv.Itoa(lq.PageSize))
+	}
+	var page sortie.RunPage
+	if _, err := e.do(ctx, http.MethodGet, "/v1/runs", q, nil, &page, nil); err != nil {
+		return nil, err
+	}
+	return &page, nil
+}
+
+// Events returns up to limit events after the cursor without waiting.
+func (e *Engine) Events(ctx context.Context, id sortie.RunID, after sortie.Cursor, limit int) ([]sortie.Event, error) {
+	if err := id.Validate(); err != nil {
+		return nil, err
+	}
+	q := url.Values{"after": {after.String()}}
+	if limit > 0 {
+		q.Set("limit", strconv.Itoa(min(limit, 1000)))
+	}
+	var page server.EventsPage
+	if _, err := e.do(ctx, http.MethodGet, runPath(id, "/events"), q, nil, &page, nil); err != nil {
+		return nil, err
+	}
+	return page.Events, nil
+}
+
+// Cancel requests cancellation of the run.
+func (e *Engine) Cancel(ctx context.Context, id sortie.RunID, reason string) (*sortie.Run, error) {
+	if err := id.Validate(); err != nil {
+		return nil, err
+	}
+	var run sortie.Run
+	if _, err := e.do(ctx, http.MethodPost, runPath(id, "/cancel"), nil, server.CancelRequest{Reason: reason}, &run, nil); err != nil {
+		return nil, err
+	}
+	return &run, nil
+}
+
+// Resume answers the run's interrupt with input.
+func (e *Engine) Resume(ctx context.Context, id sortie.RunID, input json.RawMessage) (*sortie.Run, error) {
+	if err := id.Validate(); err != nil {
+		return nil, err
+	}
+	var run sortie.Run
+	if _, err := e.do(ctx, http.MethodPost, runPath(id, "/resume"), nil, server.ResumeRequest{Input: input}, &run, nil); err != nil {
+		return nil, err
+	}
+	return &run, nil
+}

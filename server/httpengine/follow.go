@@ -1,0 +1,169 @@
+package httpengine
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"iter"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/sortie-run/sortie"
+	"github.com/sortie-run/sortie/server"
+)
+
+// maxSSELine bounds one SSE line: the final run with a result of
+// sortie.MaxResultBytes and its attempts fits.
+const maxSSELine = 4 << 20
+
+// sseEvent is one dispatched Server-Sent Event (the fields this API
+// uses: id, event, data; per the WHATWG HTML "Server-sent events" section).
+type sseEvent struct {
+	id, event, data string
+}
+
+// readSSE calls fn for each event of r until EOF, an error or fn returns
+// false. Comment lines (":") and retry fields are ignored.
+func readSSE(r io.Reader, fn func(sseEvent) bool) error {
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 0, 64<<10), maxSSELine)
+	var ev sseEvent
+	var data []string
+	for sc.Scan() {
+		line := sc.Text()
+		if line == "" {
+			if len(data) > 0 || ev.event != "" {
+				ev.data = strings.Join(data, "\n")
+				if !fn(ev) {
+					return nil
+				}
+			}
+			ev, data = sseEvent{}, nil
+			continue
+		}
+		if strings.HasPrefix(line, ":") {
+			continue
+		}
+		field, value, _ := strings.Cut(line, ":")
+		value = strings.TrimPrefix(value, " ")
+		switch field {
+		case "id":
+			ev.id = value
+		case "event":
+			ev.event = value
+		case "data":
+			data = append(data, value)
+		}
+	}
+	return sc.Err()
+}
+
+// Follow streams the run's events after the cursor over SSE, then the
+// final run. A dropped connection is resumed with Last-Event-ID; after
+// MaxReconnects attempts in a row without progress it yields the error.
+func (e *Engine) Follow(ctx context.Context, id sortie.RunID, after sortie.Cursor) iter.Seq2[sortie.Update, error] {
+	return func(yield func(sortie.Update, error) bool) {
+		if err := id.Validate(); err != nil {
+			yield(sortie.Update{}, err)
+			return
+		}
+		cur, fails := after, 0
+		for {
+			progressed, done, err := e.followOnce(ctx, id, &cur, yield)
+			if done {
+				return
+			}
+			if progressed {
+				fails = 0
+			}
+			if fails++; fails > e.opts.MaxReconnects || ctx.Err() != nil || (err != nil && !retryable(err)) {
+				if err == nil {
+					err = fmt.Errorf("httpengine: follow %s: the stream ended %d times without the final run: %w", id, fails, sortie.ErrUnavailable)
+				}
+				yield(sortie.Update{}, err)
+				return
+			}
+			if wait(ctx, time.Duration(min(100<<fails, 2000))*time.Millisecond) != nil {
+				yield(sortie.Update{}, ctx.Err())
+				return
+			}
+		}
+	}
+}
+
+// followOnce runs one SSE connection. done means the sequence is over
+// (final run yielded, consumer stopped, or a non-retryable error yielded).
+func (e *Engine) followOnce(ctx context.Context, id sortie.RunID, cur *sortie.Cursor, yield func(sortie.Update, error) bool) (progressed, done bool, err error) {
+	req, err := e.request(ctx, http.MethodGet, runPath(id, "/events"), nil, nil)
+	if err != nil {
+		yield(sortie.Update{}, err)
+		return false, true, nil
+	}
+	req.Header.Set("Accept", "text/event-stream")
+	if *cur != (sortie.Cursor{}) {
+		req.Header.Set("Last-Event-ID", cur.String())
+	}
+	resp, err := e.hc.Do(req)
+	if err != nil {
+		return false, false, fmt.Errorf("httpengine: follow %s: %w: %w", id, sortie.ErrUnavailable, err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		err := decodeError(resp)
+		if retryable(err) {
+			return false, false, err
+		}
+		yield(sortie.Update{}, err)
+		return false, true, nil
+	}
+	rerr := readSSE(resp.Body, func(ev sseEvent) bool {
+		var u sortie.Update
+		u, done, err = decodeUpdate(ev)
+		if err != nil {
+			done = true
+			yield(sortie.Update{}, err)
+			return false
+		}
+		if u.Event != nil {
+			*cur, progressed = u.Event.Cursor(), true
+		}
+		if !yield(u, nil) {
+			done = true
+		}
+		return !done
+	})
+	if !done && rerr != nil {
+		err = fmt.Errorf("httpengine: follow %s: %w: %w", id, sortie.ErrUnavailable, rerr)
+	}
+	return progressed, done, err
+}
+
+// decodeUpdate decodes one SSE event of the API; done is set by the final
+// run.
+func decodeUpdate(ev sseEvent) (sortie.Update, bool, error) {
+	switch ev.event {
+	case "event":
+		var e sortie.Event
+		if err := json.Unmarshal([]byte(ev.data), &e); err != nil {
+			return sortie.Update{}, true, fmt.Errorf("httpengine: decode event %s: %w", ev.id, err)
+		}
+		return sortie.Update{Event: &e}, false, nil
+	case "run":
+		var r sortie.Run
+		if err := json.Unmarshal([]byte(ev.data), &r); err != nil {
+			return sortie.Update{}, true, fmt.Errorf("httpengine: decode final run: %w", err)
+		}
+		return sortie.Update{Run: &r}, true, nil
+	case "error":
+		var b server.ErrorBody
+		if err := json.Unmarshal([]byte(ev.data), &b); err != nil {
+			return sortie.Update{}, true, errors.New("httpengine: the host ended the stream with an undecodable error")
+		}
+		return sortie.Update{}, true, detailError(0, b.Error)
+	}
+	return sortie.Update{}, false, nil
+}

@@ -1,0 +1,115 @@
+package server
+
+import (
+	"errors"
+	"net/http"
+	"time"
+
+	"github.com/sortie-run/sortie"
+)
+
+// PushConfigRequest is the body of PUT /v1/runs/{id}/push-configs/{cid}.
+type PushConfigRequest struct {
+	URL   string `json:"url"`
+	KeyID string `json:"key_id,omitempty"`
+}
+
+// PushConfigList is the answer of GET /v1/runs/{id}/push-configs.
+type PushConfigList struct {
+	PushConfigs []sortie.PushConfig `json:"push_configs"`
+}
+
+// errNoPushStore answers the push routes of a control plane without
+// push configurations.
+var errNoPushStore = errors.New("server: the control plane does not store push configurations")
+
+func (s *Server) pushStore() (sortie.PushStore, error) {
+	ps, ok := s.eng.ControlPlane().(sortie.PushStore)
+	if !ok {
+		return nil, errNoPushStore
+	}
+	return ps, nil
+}
+
+func (s *Server) putPush(w http.ResponseWriter, r *http.Request) {
+	id, err := runID(r)
+	var req PushConfigRequest
+	if err == nil {
+		err = s.schemas.decode(w, r, "pushconfig", maxSmallBytes, &req)
+	}
+	cfg := &sortie.PushConfig{RunID: id, ID: r.PathValue("cid"), URL: req.URL, KeyID: req.KeyID}
+	if err == nil {
+		err = cfg.Validate()
+	}
+	if err == nil && s.opts.CheckPushURL != nil {
+		if cerr := s.opts.CheckPushURL(cfg.URL); cerr != nil {
+			err = sortie.Invalidf("url", "refused by the destination policy: %v", cerr)
+		}
+	}
+	ps, perr := s.pushStore()
+	if err == nil {
+		err = perr
+	}
+	if err == nil {
+		cfg, err = ps.PutPushConfig(r.Context(), cfg, time.Now().UnixMilli())
+	}
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	s.notify(id)
+	writeJSON(w, http.StatusOK, cfg)
+}
+
+func (s *Server) getPush(w http.ResponseWriter, r *http.Request) {
+	id, err := runID(r)
+	ps, perr := s.pushStore()
+	if err == nil {
+		err = perr
+	}
+	var cfg *sortie.PushConfig
+	if err == nil {
+		cfg, err = ps.GetPushConfig(r.Context(), id, r.PathValue("cid"))
+	}
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, cfg)
+}
+
+func (s *Server) listPush(w http.ResponseWriter, r *http.Request) {
+	id, err := runID(r)
+	ps, perr := s.pushStore()
+	if err == nil {
+		err = perr
+	}
+	var cfgs []sortie.PushConfig
+	if err == nil {
+		cfgs, err = ps.ListPushConfigs(r.Context(), id)
+	}
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	if cfgs == nil {
+		cfgs = []sortie.PushConfig{}
+	}
+	writeJSON(w, http.StatusOK, PushConfigList{PushConfigs: cfgs})
+}
+
+func (s *Server) deletePush(w http.ResponseWriter, r *http.Request) {
+	id, err := runID(r)
+	ps, perr := s.pushStore()
+	if err == nil {
+		err = perr
+	}
+	if err == nil {
+		err = ps.DeletePushConfig(r.Context(), id, r.PathValue("cid"))
+	}
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	w.WriteHeader(http.StatusNoContent)
+}

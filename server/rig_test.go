@@ -1,0 +1,107 @@
+package server_test
+
+import (
+	"context"
+	"encoding/json"
+	"log/slog"
+	"net/http/httptest"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/sortie-run/sortie"
+	"github.com/sortie-run/sortie/controlplane/sqlite"
+	"github.com/sortie-run/sortie/functions"
+	"github.com/sortie-run/sortie/functions/probe"
+	"github.com/sortie-run/sortie/launchers/local"
+	"github.com/sortie-run/sortie/server"
+	"github.com/sortie-run/sortie/server/httpengine"
+)
+
+var probeAgents = sortie.Agents{"probe": {Name: "probe", Version: "1", Runtime: "go:probe",
+	Policy: sortie.Policy{HeartbeatMs: 200, LeaseMs: 1000, BackoffMs: 1, StartTimeoutMs: 1000}}}
+
+// rig is a real server on a loopback port over an SQLite control plane and
+// the in-process local launcher running the probe agent, and an HTTP
+// client of it.
+type rig struct {
+	cp     sortie.ControlPlane
+	engine *sortie.Engine
+	srv    *server.Server
+	http   *httptest.Server
+	remote *httpengine.Engine
+	client *sortie.Client
+}
+
+func newRig(t *testing.T, opts *server.Options) *rig {
+	t.Helper()
+	cp, err := sqlite.Open(filepath.Join(t.TempDir(), "sortie.db"), nil)
+	if err != nil {
+		t.Fatalf("sqlite.Open = %v", err)
+	}
+	reg := functions.NewRegistry()
+	probe.Register(reg)
+	w := &functions.Worker{Registry: reg}
+	l, err := local.New(&local.Options{InProcess: func(ctx context.Context, inv *sortie.Invocation) error {
+		_, err := w.Execute(ctx, inv, functions.NewControlPlaneReporter(cp, inv, "test"))
+		return err
+	}})
+	if err != nil {
+		t.Fatalf("local.New = %v", err)
+	}
+	r := &rig{cp: cp, engine: sortie.NewEngine(cp, l, probeAgents, nil)}
+	o := server.Options{}
+	if opts != nil {
+		o = *opts
+	}
+	o.Engine = r.engine
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
+	}
+	if r.srv, err = server.New(o); err != nil {
+		t.Fatalf("server.New = %v", err)
+	}
+	r.http = httptest.NewServer(r.srv)
+	token := ""
+	if len(o.APITokens) > 0 {
+		token = o.APITokens[0]
+	}
+	if r.remote, err = httpengine.New(r.http.URL, &httpengine.Options{Token: token}); err != nil {
+		t.Fatalf("httpengine.New = %v", err)
+	}
+	r.client = sortie.NewClient(r.remote, nil)
+	t.Cleanup(func() { r.http.Close(); r.engine.Close(); l.Close(); cp.Close() })
+	return r
+}
+
+func (r *rig) submit(t *testing.T, vars string) *sortie.Run {
+	t.Helper()
+	run, err := r.client.Submit(context.Background(), &sortie.SubmitRequest{Agent: "probe", Variables: json.RawMessage(vars)})
+	if err != nil {
+		t.Fatalf("Submit(%s) over HTTP = %v", vars, err)
+	}
+	return run
+}
+
+// final waits for the run to be terminal or interrupted, reading the
+// control plane directly.
+func (r *rig) final(t *testing.T, id sortie.RunID) *sortie.Run {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	run, err := sortie.NewClient(r.engine, nil).Wait(ctx, id)
+	if err != nil {
+		t.Fatalf("Wait(%s) = %v", id, err)
+	}
+	return run
+}
+
+// allEvents reads every event of the run from the control plane.
+func (r *rig) allEvents(t *testing.T, id sortie.RunID) []sortie.Event {
+	t.Helper()
+	evs, err := r.cp.Events(context.Background(), id, sortie.Cursor{}, 10000)
+	if err != nil {
+		t.Fatalf("Events(%s) = %v", id, err)
+	}
+	return evs
+}

@@ -1,0 +1,137 @@
+package server
+
+import (
+	"encoding/json"
+	"net/http"
+	"strconv"
+
+	"github.com/sortie-run/sortie"
+)
+
+// IdempotencyKeyHeader is the request header of a submission's idempotency
+// key (the IETF httpapi Idempotency-Key draft's name).
+const IdempotencyKeyHeader = "Idempotency-Key"
+
+// submit: POST /v1/runs. 201 with the new run, 200 with the run an earlier
+// submission with the same idempotency key made.
+func (s *Server) submit(w http.ResponseWriter, r *http.Request) {
+	var req sortie.SubmitRequest
+	if err := s.schemas.decode(w, r, "submit", maxSubmitBytes, &req); err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	if key := r.Header.Get(IdempotencyKeyHeader); key != "" {
+		if req.IdempotencyKey != "" && req.IdempotencyKey != key {
+			s.writeError(w, r, sortie.Invalidf("idempotency_key", "the body's key differs from the %s header", IdempotencyKeyHeader))
+			return
+		}
+		req.IdempotencyKey = key
+	}
+	run, created, err := s.eng.SubmitCreated(r.Context(), &req)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	w.Header().Set("Location", "/v1/runs/"+run.ID.String())
+	status := http.StatusOK
+	if created {
+		status = http.StatusCreated
+		s.notify(run.ID)
+	}
+	writeJSON(w, status, run)
+}
+
+func (s *Server) notify(id sortie.RunID) {
+	if s.opts.Pushes != nil {
+		s.opts.Pushes.Notify(id)
+	}
+}
+
+// runID parses the {id} path value.
+func runID(r *http.Request) (sortie.RunID, error) {
+	id := sortie.RunID(r.PathValue("id"))
+	return id, id.Validate()
+}
+
+func (s *Server) get(w http.ResponseWriter, r *http.Request) {
+	id, err := runID(r)
+	if err == nil {
+		var run *sortie.Run
+		if run, err = s.eng.Get(r.Context(), id); err == nil {
+			writeJSON(w, http.StatusOK, run)
+			return
+		}
+	}
+	s.writeError(w, r, err)
+}
+
+// list: GET /v1/runs?agent=&state=&context_id=&page_size=&page_token=.
+func (s *Server) list(w http.ResponseWriter, r *http.Request) {
+	q := r.URL.Query()
+	lq := sortie.ListQuery{Agent: q.Get("agent"), State: sortie.State(q.Get("state")),
+		ContextID: q.Get("context_id"), PageToken: q.Get("page_token")}
+	if v := q.Get("page_size"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil {
+			s.writeError(w, r, sortie.Invalidf("page_size", "%q is not an integer", v))
+			return
+		}
+		lq.PageSize = n
+	}
+	page, err := s.eng.List(r.Context(), lq)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	if page.Runs == nil {
+		page.Runs = []*sortie.Run{}
+	}
+	writeJSON(w, http.StatusOK, page)
+}
+
+// CancelRequest is the body of POST /v1/runs/{id}/cancel.
+type CancelRequest struct {
+	Reason string `json:"reason,omitempty"`
+}
+
+func (s *Server) cancel(w http.ResponseWriter, r *http.Request) {
+	id, err := runID(r)
+	var req CancelRequest
+	if err == nil {
+		err = s.schemas.decode(w, r, "cancel", maxSmallBytes, &req)
+	}
+	var run *sortie.Run
+	if err == nil {
+		run, err = s.eng.Cancel(r.Context(), id, req.Reason)
+	}
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	s.notify(id)
+	writeJSON(w, http.StatusOK, run)
+}
+
+// ResumeRequest is the body of POST /v1/runs/{id}/resume: the answer to the
+// run's interrupt.
+type ResumeRequest struct {
+	Input json.RawMessage `json:"input,omitempty"`
+}
+
+func (s *Server) resume(w http.ResponseWriter, r *http.Request) {
+	id, err := runID(r)
+	var req ResumeRequest
+	if err == nil {
+		err = s.schemas.decode(w, r, "resume", maxResumeBytes, &req)
+	}
+	var run *sortie.Run
+	if err == nil {
+		run, err = s.eng.Resume(r.Context(), id, req.Input)
+	}
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	s.notify(id)
+	writeJSON(w, http.StatusOK, run)
+}

@@ -1,0 +1,197 @@
+package server
+
+import (
+	"context"
+	"crypto/sha256"
+	"crypto/subtle"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"strings"
+	"sync"
+	"time"
+
+	"go.opentelemetry.io/contrib/instrumentation/net/http/otelhttp"
+
+	"github.com/sortie-run/sortie"
+)
+
+// Options configures a [Server]. Engine is required; the rest is optional.
+type Options struct {
+	// Engine runs the submissions. Required.
+	Engine *sortie.Engine
+	// APITokens are the bearer tokens the client API accepts
+	// ("Authorization: Bearer <token>"), each at least 16 bytes. Optional;
+	// without any the client API is open, which `sortie serve` allows on
+	// loopback addresses only. Worker callbacks authenticate on their own.
+	APITokens []string
+	// Callbacks serves the worker callback routes under /v1/worker/.
+	// Optional; without it those routes answer 404.
+	Callbacks http.Handler
+	// A2A serves the A2A binding: the agent card at
+	// /.well-known/agent-card.json and the JSON-RPC endpoint at /a2a.
+	// Optional.
+	A2A http.Handler
+	// Pushes is told about each change of a run's push configurations and
+	// of runs, so it delivers webhooks. Optional.
+	Pushes Notifiable
+	// CheckPushURL refuses push configuration URLs the destination policy
+	// would refuse, so the client learns it when setting one. Optional.
+	CheckPushURL func(rawURL string) error
+	// FollowPoll is how often a followed run is read when no in-process
+	// notification arrives (changes written by workers in other processes
+	// or on Lambda). Optional; defaults to 200 ms.
+	FollowPoll time.Duration
+	// KeepAlive is the interval of SSE comment lines that keep idle
+	// streams open through proxies. Optional; defaults to 15 s.
+	KeepAlive time.Duration
+	// MaxWait caps a long poll's wait_ms. Optional; defaults to 30 s.
+	MaxWait time.Duration
+	// Logger receives request and error logs. Optional; defaults to
+	// slog.Default().
+	Logger *slog.Logger
+}
+
+// Notifiable is told when a run or its push configurations change; the
+// push dispatcher implements it.
+type Notifiable interface {
+	Notify(id sortie.RunID)
+}
+
+// Server is the host's HTTP API over one [sortie.Engine]. It is an
+// http.Handler; [Server.Serve] adds graceful shutdown.
+type Server struct {
+	eng     *sortie.Engine
+	opts    Options
+	log     *slog.Logger
+	schemas schemas
+	tokens  [][sha256.Size]byte
+	hub     *hub
+	handler http.Handler
+
+	drainOnce sync.Once
+	draining  chan struct{}
+}
+
+// New returns a server; it fails for a missing engine or a short API token.
+func New(opts Options) (*Server, error) {
+	if opts.Engine == nil {
+		return nil, errors.New("server: Options.Engine is required")
+	}
+	sch, err := compileSchemas()
+	if err != nil {
+		return nil, err
+	}
+	s := &Server{eng: opts.Engine, opts: opts, log: opts.Logger, schemas: sch, draining: make(chan struct{})}
+	if s.log == nil {
+		s.log = slog.Default()
+	}
+	for i, t := range opts.APITokens {
+		if len(t) < 16 {
+			return nil, fmt.Errorf("server: API token %d is %d bytes, at least 16 required", i+1, len(t))
+		}
+		s.tokens = append(s.tokens, sha256.Sum256([]byte(t)))
+	}
+	s.opts.FollowPoll = orDefault(opts.FollowPoll, 200*time.Millisecond)
+	s.opts.KeepAlive = orDefault(opts.KeepAlive, 15*time.Second)
+	s.opts.MaxWait = orDefault(opts.MaxWait, 30*time.Second)
+	s.hub = newHub(opts.Engine, s.opts.FollowPoll, s.log)
+	s.handler = otelhttp.NewHandler(s.logRequests(s.routes()), "sortie.http",
+		otelhttp.WithSpanNameFormatter(func(_ string, r *http.Request) string { return r.Method + " " + r.Pattern }))
+	return s, nil
+}
+
+func orDefault(d, def time.Duration) time.Duration {
+	if d <= 0 {
+		return def
+	}
+	return d
+}
+
+// ServeHTTP implements http.Handler.
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.handler.ServeHTTP(w, r) }
+
+func (s *Server) routes() http.Handler {
+	mux := http.NewServeMux()
+	api := func(pattern string, h http.HandlerFunc) { mux.Handle(pattern, s.authenticate(h)) }
+	api("POST /v1/runs", s.submit)
+	api("GET /v1/runs", s.list)
+	api("GET /v1/runs/{id}", s.get)
+	api("GET /v1/runs/{id}/events", s.events)
+	api("POST /v1/runs/{id}/cancel", s.cancel)
+	api("POST /v1/runs/{id}/resume", s.resume)
+	api("GET /v1/runs/{id}/push-configs", s.listPush)
+	api("PUT /v1/runs/{id}/push-configs/{cid}", s.putPush)
+	api("GET /v1/runs/{id}/push-configs/{cid}", s.getPush)
+	api("DELETE /v1/runs/{id}/push-configs/{cid}", s.deletePush)
+	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {
+		writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
+	})
+	if s.opts.Callbacks != nil {
+		mux.Handle("/v1/worker/", s.opts.Callbacks)
+	}
+	if s.opts.A2A != nil {
+		mux.Handle("GET /.well-known/agent-card.json", s.opts.A2A)
+		mux.Handle("/a2a", s.authenticate(s.opts.A2A.ServeHTTP))
+		mux.Handle("/a2a/", s.authenticate(s.opts.A2A.ServeHTTP))
+	}
+	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		writeJSON(w, http.StatusNotFound, ErrorBody{ErrorDetail{Code: CodeNotFound, Message: "no route " + r.Method + " " + r.URL.Path}})
+	})
+	return mux
+}
+
+// authenticate checks the bearer token when the server has any.
+func (s *Server) authenticate(h http.HandlerFunc) http.Handler {
+	if len(s.tokens) == 0 {
+		return h
+	}
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		tok, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
+		sum := sha256.Sum256([]byte(tok))
+		match := 0
+		for i := range s.tokens {
+			match |= subtle.ConstantTimeCompare(sum[:], s.tokens[i][:])
+		}
+		if !ok || match != 1 {
+			w.Header().Set("WWW-Authenticate", `Bearer realm="sortie"`)
+			writeJSON(w, http.StatusUnauthorized, ErrorBody{ErrorDetail{Code: CodeUnauthenticated, Message: "a valid bearer token is required"}})
+			return
+		}
+		h(w, r)
+	})
+}
+
+// Serve serves on ln until ctx ends, then shuts down gracefully: it stops
+// accepting connections, ends live event streams (clients resume with
+// Last-Event-ID), waits up to grace for requests in flight to finish and
+// for the launches they began to be handed to the launcher. It returns
+// nil after a clean shutdown.
+func (s *Server) Serve(ctx context.Context, ln net.Listener, grace time.Duration) error {
+	hs := &http.Server{Handler: s, ReadHeaderTimeout: 10 * time.Second, ErrorLog: slog.NewLogLogger(s.log.Handler(), slog.LevelWarn)}
+	hs.RegisterOnShutdown(s.drain)
+	errc := make(chan error, 1)
+	go func() { errc <- hs.Serve(ln) }()
+	select {
+	case err := <-errc:
+		return fmt.Errorf("server: serve: %w", err)
+	case <-ctx.Done():
+	}
+	s.log.Info("shutting down", "grace", grace.String())
+	sctx, cancel := context.WithTimeout(context.Background(), grace)
+	defer cancel()
+	err := hs.Shutdown(sctx)
+	s.drain()
+	if werr := s.eng.WaitLaunches(sctx); err == nil {
+		err = werr
+	}
+	if err != nil {
+		return fmt.Errorf("server: shutdown: %w", err)
+	}
+	return nil
+}
+
+// drain ends live streams and long polls.
+func (s *Server) drain() { s.drainOnce.Do(func() { close(s.draining) }) }
