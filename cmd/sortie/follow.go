@@ -43,7 +43,9 @@ with Ctrl-C (the run goes on).`,
 func follow(ctx context.Context, g *globals, h *host, id sortie.RunID, after sortie.Cursor) error {
 	rctx, stop := context.WithCancel(context.WithoutCancel(ctx))
 	defer stop()
-	go h.engine.RunReconciler(rctx, g.reconcile)
+	if h.engine != nil { // a remote host reconciles itself
+		go h.engine.RunReconciler(rctx, g.reconcile)
+	}
 	for u, err := range h.client.Follow(ctx, id, after) {
 		if err != nil {
 			if errors.Is(err, context.Canceled) && ctx.Err() != nil {

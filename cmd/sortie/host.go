@@ -30,6 +30,8 @@ type globals struct {
 	inProcess bool
 	reconcile time.Duration
 	configEnv []string
+	hostURL   string
+	tokenFile string
 }
 
 func (g *globals) register(root *cobra.Command) {
@@ -41,6 +43,8 @@ func (g *globals) register(root *cobra.Command) {
 	f.BoolVar(&g.inProcess, "in-process", false, "run attempts inside this process instead of a sortie worker subprocess")
 	f.DurationVar(&g.reconcile, "reconcile-interval", time.Second, "how often a long-lived command reconciles expired leases")
 	f.StringSliceVar(&g.configEnv, "config-env", configEnvDefault(), "turn inline configuration on: the variables it may set, comma-separated (env SORTIE_CONFIG_ENV); off when empty")
+	f.StringVar(&g.hostURL, "host", os.Getenv("SORTIE_HOST"), "talk to the sortie serve at this URL instead of the embedded engine (env SORTIE_HOST); its API token comes from SORTIE_TOKEN or --token-file")
+	f.StringVar(&g.tokenFile, "token-file", "", "file holding the API token for --host")
 }
 
 func envOr(k, def string) string {
@@ -58,7 +62,8 @@ func (g *globals) logger(w io.Writer) *slog.Logger {
 	return slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: lvl}))
 }
 
-// host is an embedded engine: SQLite control plane, local launcher.
+// host is an embedded engine (SQLite control plane, local launcher) or,
+// with --host, a remote one (cp and engine nil).
 type host struct {
 	cp     *sqlite.ControlPlane
 	engine *sortie.Engine
@@ -68,8 +73,10 @@ type host struct {
 }
 
 func (h *host) Close() {
-	h.engine.Close()
-	h.cp.Close()
+	if h.engine != nil {
+		h.engine.Close()
+		h.cp.Close()
+	}
 }
 
 // builtinAgents are the agents every sortie binary knows by name.
@@ -129,6 +136,9 @@ func (g *globals) worker(log *slog.Logger) (*functions.Worker, error) {
 // openHost opens the embedded engine. extra agents are added to the built-ins.
 func (g *globals) openHost(extra ...sortie.Manifest) (*host, error) {
 	log := g.logger(os.Stderr)
+	if g.hostURL != "" {
+		return g.openRemote(log)
+	}
 	cp, dir, err := g.openControlPlane()
 	if err != nil {
 		return nil, err

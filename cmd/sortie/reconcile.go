@@ -14,6 +14,9 @@ func newReconcileCmd(g *globals) *cobra.Command {
 		Short: "Retry or fail runs whose lease expired (every long-lived sortie command also does this)",
 		Args:  exactArgs(0),
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if g.hostURL != "" {
+				return usagef("reconcile: --host %s reconciles its own runs; reconcile works on the embedded state only", g.hostURL)
+			}
 			return g.withHost(func(h *host) error {
 				if once {
 					n, err := h.engine.Reconcile(cmd.Context())

@@ -126,6 +126,11 @@ func submit(ctx context.Context, g *globals, s *submitFlags, arg string) (*host,
 	if err != nil {
 		return nil, nil, err
 	}
+	if g.hostURL != "" {
+		// The host resolves the agent by name with its own catalog,
+		// runtimes allowlist and configuration policy.
+		extra = nil
+	}
 	for _, m := range extra {
 		if err := g.checkRuntime(m); err != nil {
 			return nil, nil, err
@@ -135,7 +140,7 @@ func submit(ctx context.Context, g *globals, s *submitFlags, arg string) (*host,
 	if err != nil {
 		return nil, nil, err
 	}
-	if err := g.checkConfig(req); err != nil {
+	if err := g.checkConfig(req); err != nil && g.hostURL == "" {
 		return nil, nil, err
 	}
 	h, err := g.openHost(extra...)

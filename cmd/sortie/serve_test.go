@@ -1,0 +1,124 @@
+package main
+
+import (
+	"bufio"
+	"encoding/json"
+	"os/exec"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/sortie-run/sortie"
+)
+
+// startServe runs `sortie serve` on a free loopback port and returns its
+// URL; the process is stopped with SIGTERM at cleanup, and must exit 0.
+func startServe(t *testing.T, c *cli, env []string, args ...string) (string, *exec.Cmd) {
+	t.Helper()
+	cmd := c.cmd(append([]string{"serve", "--listen", "127.0.0.1:0", "--in-process"}, args...)...)
+	cmd.Env = append(cmd.Env, env...)
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatalf("start sortie serve: %v", err)
+	}
+	sc := bufio.NewScanner(stderr)
+	url := ""
+	for url == "" && sc.Scan() {
+		if _, rest, ok := strings.Cut(sc.Text(), "listening on "); ok {
+			url = strings.Fields(rest)[0]
+		}
+	}
+	if url == "" {
+		cmd.Process.Kill()
+		t.Fatalf("sortie serve printed no listening address: %v", sc.Err())
+	}
+	go func() {
+		for sc.Scan() {
+		}
+	}()
+	t.Cleanup(func() {
+		cmd.Process.Signal(syscall.SIGTERM)
+		done := make(chan error, 1)
+		go func() { done <- cmd.Wait() }()
+		select {
+		case err := <-done:
+			if err != nil {
+				t.Errorf("sortie serve after SIGTERM: %v, want exit 0", err)
+			}
+		case <-time.After(30 * time.Second):
+			cmd.Process.Kill()
+			t.Error("sortie serve did not exit within 30 s of SIGTERM")
+		}
+	})
+	return url, cmd
+}
+
+// TestHostFlagRunsAgainstServe: the README's main job against `sortie
+// serve` with --host, then get and list from other processes, all through
+// the HTTP API, with API tokens.
+func TestHostFlagRunsAgainstServe(t *testing.T) {
+	c := newCLI(t)
+	token := "test-token-0123456789"
+	url, _ := startServe(t, c, []string{"SORTIE_API_TOKENS=" + token})
+	remote := &cli{t: t, state: t.TempDir()} // no shared state: everything goes over HTTP
+	withToken := func(args ...string) result {
+		cmd := remote.cmd(append([]string{"--host", url}, args...)...)
+		cmd.Env = append(cmd.Env, "SORTIE_TOKEN="+token)
+		return runCmd(t, cmd)
+	}
+	r := withToken("run", "examples/textstats", "--json")
+	if r.code != 0 {
+		t.Fatalf("sortie --host run examples/textstats: exit %d\nstderr: %s", r.code, r.stderr)
+	}
+	lines := strings.Split(strings.TrimSpace(r.stdout), "\n")
+	var last struct{ Run *sortie.Run }
+	if err := json.Unmarshal([]byte(lines[len(lines)-1]), &last); err != nil || last.Run == nil || last.Run.State != sortie.StateCompleted {
+		t.Fatalf("last line %q: want the completed run (%v)", lines[len(lines)-1], err)
+	}
+	if len(lines) < 3 {
+		t.Fatalf("run printed %d lines, want events then the run", len(lines))
+	}
+	g := withToken("get", string(last.Run.ID), "--json")
+	var got sortie.Run
+	if g.code != 0 || json.Unmarshal([]byte(g.stdout), &got) != nil || got.ID != last.Run.ID || string(got.Result) != string(last.Run.Result) {
+		t.Fatalf("sortie --host get: exit %d, %q; want the run %s with its result", g.code, g.stdout, last.Run.ID)
+	}
+	// The same run is in serve's own state, read by the embedded engine.
+	if local := c.get(last.Run.ID); local.State != sortie.StateCompleted {
+		t.Fatalf("serve's state has the run in %s, want completed", local.State)
+	}
+	noToken := runCmd(t, remote.cmd("--host", url, "list"))
+	if noToken.code == 0 || !strings.Contains(noToken.stderr, "401") {
+		t.Fatalf("list without a token: exit %d, stderr %q; want a refusal naming 401", noToken.code, noToken.stderr)
+	}
+	missing := withToken("get", string(sortie.NewRunID(time.Now())))
+	if missing.code != 2 {
+		t.Fatalf("get of an unknown run over --host: exit %d, want 2 as on the embedded engine", missing.code)
+	}
+}
+
+func TestServeRefusesOpenNonLoopbackListen(t *testing.T) {
+	c := newCLI(t)
+	r := c.run("serve", "--listen", "0.0.0.0:0")
+	if r.code != 2 || !strings.Contains(r.stderr, "SORTIE_API_TOKENS") {
+		t.Fatalf("serve on 0.0.0.0 without tokens: exit %d, stderr %q; want 2 naming SORTIE_API_TOKENS", r.code, r.stderr)
+	}
+}
+
+func runCmd(t *testing.T, cmd *exec.Cmd) result {
+	t.Helper()
+	var out, errb strings.Builder
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	err := cmd.Run()
+	code := 0
+	if ee, ok := err.(*exec.ExitError); ok {
+		code = ee.ExitCode()
+	} else if err != nil {
+		t.Fatalf("%v: %v", cmd.Args, err)
+	}
+	return result{code, out.String(), errb.String()}
+}

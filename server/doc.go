@@ -1,0 +1,37 @@
+// Package server is the host's HTTP API over a [sortie.Engine]: what
+// `sortie serve` listens with, and what package httpengine (the Go client's
+// HTTP transport) and `sortie --host URL` talk to.
+//
+// Routes (JSON bodies; errors are [ErrorBody] with a stable code and, for
+// bad input, the field):
+//
+//	POST   /v1/runs                               submit; Idempotency-Key header; 201 new, 200 existing
+//	GET    /v1/runs?agent=&state=&context_id=&page_size=&page_token=
+//	GET    /v1/runs/{id}
+//	GET    /v1/runs/{id}/events                   SSE (Accept: text/event-stream; Last-Event-ID)
+//	                                              or JSON [EventsPage] (?after=ATTEMPT.SEQ&limit=&wait_ms=)
+//	POST   /v1/runs/{id}/cancel                   {"reason"}
+//	POST   /v1/runs/{id}/resume                   {"input"}
+//	PUT    /v1/runs/{id}/push-configs/{cid}       {"url", "key_id"}
+//	GET    /v1/runs/{id}/push-configs[/{cid}]
+//	DELETE /v1/runs/{id}/push-configs/{cid}
+//	POST   /v1/worker/{claim,heartbeat,events,complete}   worker callbacks (Options.Callbacks)
+//	GET    /.well-known/agent-card.json, /a2a     the A2A binding (Options.A2A)
+//	GET    /healthz
+//
+// Every request body is size-limited and validated against a JSON Schema
+// (santhosh-tekuri/jsonschema, draft 2020-12; the schemas are in
+// schemas/) before anything runs, then by the sortie types' own checks.
+//
+// Event streams: each event is "id: ATTEMPT.SEQ", "event: event" and its
+// JSON; the stream ends with "event: run" and the final (terminal or
+// interrupted) run. A client that reconnects with Last-Event-ID gets the
+// events after that ID: nothing lost, nothing repeated. All followers of a
+// run share one reader of the control plane (woken by in-process changes,
+// else polling every Options.FollowPoll), so followers cost memory, not
+// reads.
+//
+// [Server.Serve] shuts down gracefully: no new connections, live streams
+// end (clients resume elsewhere with Last-Event-ID), requests in flight
+// finish and the launches they began are handed to the launcher.
+package server
