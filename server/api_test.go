@@ -7,8 +7,8 @@ import (
 	"io"
 	"net/http"
 	"strings"
-	"time"
 	"testing"
+	"time"
 
 	"github.com/sortie-run/sortie"
 	"github.com/sortie-run/sortie/server"

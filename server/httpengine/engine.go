@@ -162,7 +162,9 @@ func wait(ctx context.Context, d time.Duration) error {
 	}
 }
 
-func runPath(id sortie.RunID, rest string) string { return "/v1/runs/" + url.PathEscape(id.String()) + rest }
+func runPath(id sortie.RunID, rest string) string {
+	return "/v1/runs/" + url.PathEscape(id.String()) + rest
+}
 
 // Submit sends the request; its idempotency key goes in the
 // Idempotency-Key header.
