@@ -33,7 +33,11 @@ type rig struct {
 	client *sortie.Client
 }
 
-func newRig(t *testing.T, opts *server.Options) *rig {
+// extraHandlers are added to the rig's worker registry, as agents of the
+// same name with runtime go:NAME.
+type extraHandlers map[string]functions.Handler
+
+func newRig(t testing.TB, opts *server.Options, extra ...extraHandlers) *rig {
 	t.Helper()
 	cp, err := sqlite.Open(filepath.Join(t.TempDir(), "sortie.db"), nil)
 	if err != nil {
@@ -41,6 +45,13 @@ func newRig(t *testing.T, opts *server.Options) *rig {
 	}
 	reg := functions.NewRegistry()
 	probe.Register(reg)
+	agents := sortie.Agents{"probe": probeAgents["probe"]}
+	for _, hs := range extra {
+		for name, h := range hs {
+			reg.Register(name, h)
+			agents[name] = sortie.Manifest{Name: name, Version: "1", Runtime: "go:" + name, Policy: probeAgents["probe"].Policy}
+		}
+	}
 	w := &functions.Worker{Registry: reg}
 	l, err := local.New(&local.Options{InProcess: func(ctx context.Context, inv *sortie.Invocation) error {
 		_, err := w.Execute(ctx, inv, functions.NewControlPlaneReporter(cp, inv, "test"))
@@ -49,7 +60,7 @@ func newRig(t *testing.T, opts *server.Options) *rig {
 	if err != nil {
 		t.Fatalf("local.New = %v", err)
 	}
-	r := &rig{cp: cp, engine: sortie.NewEngine(cp, l, probeAgents, nil)}
+	r := &rig{cp: cp, engine: sortie.NewEngine(cp, l, agents, nil)}
 	o := server.Options{}
 	if opts != nil {
 		o = *opts

@@ -25,6 +25,7 @@ func TestGracefulShutdownLosesNoAcceptedRequest(t *testing.T) {
 		t.Fatal(err)
 	}
 	ctx, stop := context.WithCancel(context.Background())
+	defer stop()
 	served := make(chan error, 1)
 	go func() { served <- r.srv.Serve(ctx, ln, 10*time.Second) }()
 	remote, _ := httpengine.New("http://"+ln.Addr().String(), nil)
