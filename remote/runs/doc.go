@@ -1,0 +1,27 @@
+// Package runs is the [remote.Transport] and [remote.TaskTransport] of a
+// Sortie host: a run is a task, the skill is the agent, and the context ID
+// groups runs.
+//
+// [Transport] works over any sortie.ExecutionEngine, so the same code calls
+// an engine in this process (a *sortie.Engine) or a remote host (an HTTP
+// engine of its API): a [Dialer] returns the engine of an agent URL, and
+// [Single] serves one engine under one URL.
+//
+// A call's message becomes the run's variables: [remote.Message.Data] is a
+// JSON object whose keys are the variables, and [remote.Message.Text], when
+// set, is the variable "text". The message ID is the run's idempotency key,
+// so a retried call starts no second run. A call with
+// [remote.CallRequest.TaskID] resumes that input-required or auth-required
+// run with the message as its resume input: a new attempt with the
+// interrupt's checkpoint.
+//
+// Stream and SubscribeTask report each run event as a working status with
+// the event's text, its kind and data in Meta, and its cursor
+// ("ATTEMPT.SEQ"); [remote.SubscribeRequest.After] resumes after a cursor
+// without losing or repeating an event.
+//
+// Push configurations need an engine that implements [PushConfigs], or a
+// *sortie.Engine whose control plane does (every control plane in this
+// module); a Sortie host signs every delivery with its own webhook key, so
+// [remote.PushConfig] Token and Auth are refused rather than stored.
+package runs
