@@ -16,6 +16,7 @@ var pushProperties = []property{
 	{"PushListOrderedPerRun", testPushList},
 	{"PushReplaceKeepsCreatedAndDelivery", testPushReplace},
 	{"PushRefusesBadInputStoresNothing", testPushBadInput},
+	{"PushLimitUnderConcurrency", testPushLimitConcurrent},
 	{"PushUnknownRunNotFound", testPushUnknownRun},
 	{"PushUnknownConfigNotFound", testPushUnknownConfig},
 	{"PushDeliveredVersionNeverDecreases", testPushDeliveredMax},
@@ -233,5 +234,40 @@ func testPushUnknownConfig(t *testing.T, f *fixture) {
 	wantErr(t, "GetPushConfig(deleted config after UpdatePushDelivery)", err, sortie.ErrNotFound)
 	if diff := cmp.Diff([]sortie.PushConfig{*kept}, f.listPush(run.ID)); diff != "" {
 		t.Errorf("ListPushConfigs after deleting another config (-want +got):\n%s", diff)
+	}
+}
+
+// testPushLimitConcurrent has 6 goroutines, spread over handles when the
+// store is shared, add new configurations to a run that has room for 2:
+// exactly 2 succeed and the others get the limit's ValidationError.
+func testPushLimitConcurrent(t *testing.T, f *fixture) {
+	run := f.submitted(T0)
+	for i := range sortie.MaxPushConfigs - 2 {
+		f.putPush(pushConfig(run.ID, fmt.Sprintf("hook-%02d", i)), T0+1)
+	}
+	stores := []sortie.PushStore{pushStore(t, f.cp)}
+	if f.h.SharedAcrossProcesses() {
+		stores = append(stores, pushStore(t, f.h.MakePeer(f.ctx, t, f.cp)))
+	}
+	const n = 6
+	errs := make([]error, n)
+	parallel(n, func(i int) {
+		_, errs[i] = stores[i%len(stores)].PutPushConfig(f.ctx, pushConfig(run.ID, fmt.Sprintf("new-%d", i)), T0+2)
+	})
+	wins := 0
+	for i, err := range errs {
+		var ve *sortie.ValidationError
+		switch {
+		case err == nil:
+			wins++
+		case !errors.As(err, &ve) || ve.Field != "push_configs":
+			t.Errorf("concurrent PutPushConfig(new-%d) = %v, want success or a ValidationError of push_configs", i, err)
+		}
+	}
+	if wins != 2 {
+		t.Errorf("%d concurrent PutPushConfig calls with room for 2: %d succeeded, want 2", n, wins)
+	}
+	if got := f.listPush(run.ID); len(got) != sortie.MaxPushConfigs {
+		t.Errorf("ListPushConfigs after the race = %d configs %v, want %d", len(got), pushIDs(got), sortie.MaxPushConfigs)
 	}
 }

@@ -11,6 +11,8 @@
 //	run                 RUN#<id>                RUN                      b (body), v, st, at, lp, ck, cx, ls, lk
 //	event batch         RUN#<id>                EVT#<attempt:4>#<seq:10> b (the batch's events)
 //	idempotency record  IDEM#<len>#<scope>#<key> IDEM                    rid, h, exp (ms), ttl (s), b
+//	push counter        RUN#<id>                PUSH                     n (the run's push configs)
+//	push config         RUN#<id>                PUSH#<config id>         u, kid, cm, dv, fl, le, pd, pp
 //
 // The body b is the run as JSON, compressed with DEFLATE, next to the
 // capacity recorded for the run and the last event seq of each ended
@@ -21,9 +23,10 @@
 // exception is ttl, the record's expiry rounded up to Unix seconds because
 // DynamoDB's TTL requires seconds; no code compares it.
 //
-// Three keys-only global secondary indexes: [IndexList] (every run, newest
-// first), [IndexContext] (the runs of one context) and the sparse
-// [IndexLease] (runs the reconciler must look at). List reads an index and
+// Four keys-only global secondary indexes: [IndexList] (every run, newest
+// first), [IndexContext] (the runs of one context), the sparse
+// [IndexLease] (runs the reconciler must look at) and the sparse
+// [IndexPush] (push configurations not done, by NextAttemptMs). List reads an index and
 // then the runs with a strongly consistent BatchGetItem, filtering by state
 // and agent; page tokens are the last run's position signed with
 // HMAC-SHA256 ([Options.PageTokenKey]), never a LastEvaluatedKey a client
@@ -92,6 +95,34 @@
 // key Reserve costs 3 and the run 9. The lease index key only moves
 // earlier: a later lease (RecordLaunch, Claim, Heartbeat) keeps it, so
 // those writes touch no index; Expired moves a key it reaches too early.
+//
+// # Push configurations
+//
+// [ControlPlane] implements [sortie.PushStore]. A run's push items sort
+// between its event batches and its run item, so PutPushConfig and
+// ListPushConfigs read the counter, the configurations and the run (which
+// proves the run exists; runs are never deleted) with one strongly
+// consistent Query; its read units include the run item's size. Push
+// calls never write the run item, so they change neither the run's
+// version nor its recorded units; what they consume is counted in
+// [ControlPlane.Consumed] only.
+//
+// Write units of a configuration under 1 KB (the URL may take it to 3):
+// a new one 6 (one transaction of the configuration, the run's push
+// counter, conditional on it being under [sortie.MaxPushConfigs], and the
+// index entry, all doubled); a replacement 1; DeletePushConfig 4, two more
+// while it is in the index. UpdatePushDelivery is one UpdateItem
+// conditional on the stored DeliveredVersion not being higher: 1 when
+// NextAttemptMs and Done are kept (a delivered version), 3 when
+// NextAttemptMs moves (the index key moves), 2 when Done takes it out of
+// the index; a stale version costs a lost condition (1) and a second
+// update of the rest. PendingPushConfigs queries the index and reads the
+// configurations with a strongly consistent BatchGetItem (1 read unit
+// each), filtering entries the eventually consistent index still shows.
+//
+// A table created before the push index existed needs it added (the
+// terraform module adds it in place; `sortie dynamo create-table` does not
+// change an existing table); until then PendingPushConfigs fails.
 //
 // The package implements no [sortie.Notifier]: followers poll Events.
 package dynamo

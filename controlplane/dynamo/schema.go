@@ -17,7 +17,7 @@ import (
 // DynamoDB's TTL, never compared by this package).
 const (
 	AttrPK      = "pk"  // S: partition key: RUN#<id> or IDEM#…
-	AttrSK      = "sk"  // S: sort key: RUN, IDEM or EVT#<attempt:4>#<seq:10>
+	AttrSK      = "sk"  // S: sort key: RUN, IDEM, EVT#<attempt:4>#<seq:10>, PUSH or PUSH#<config id>
 	AttrBody    = "b"   // B: the compressed JSON record (run, usage, event ends) or event batch
 	AttrVersion = "v"   // N: the run's Version
 	AttrState   = "st"  // S: the run's State
@@ -31,6 +31,16 @@ const (
 	AttrHash    = "h"   // B: idempotency record: the request hash
 	AttrExpires = "exp" // N: idempotency record: expiry, Unix ms
 	AttrTTL     = "ttl" // N: idempotency record: expiry rounded up to Unix seconds, for DynamoDB TTL
+
+	AttrURL       = "u"   // S: push config: the webhook URL
+	AttrKeyID     = "kid" // S: push config: the signing key ID, absent when empty
+	AttrCreatedMs = "cm"  // N: push config: CreatedMs, Unix ms
+	AttrDelivered = "dv"  // N: push config: DeliveredVersion
+	AttrFailures  = "fl"  // N: push config: Failures
+	AttrLastError = "le"  // S: push config: LastError, absent when empty
+	AttrPushPK    = "pp"  // S: [PushPartition] while the push config is not done (push index partition)
+	AttrPushDue   = "pd"  // N: push config: NextAttemptMs, Unix ms (push index sort key)
+	AttrCount     = "n"   // N: push counter: how many push configs the run has
 )
 
 // Index names and the constant partitions of the list and lease indexes.
@@ -42,10 +52,15 @@ const (
 	// IndexLease is the sparse index of runs the reconciler must look at:
 	// (ls, lk), keys only. Terminal and interrupted runs leave it.
 	IndexLease = "lease"
+	// IndexPush is the sparse index of push configurations not done:
+	// (pp, pd), keys only. A configuration leaves it when Done is set.
+	IndexPush = "push"
 	// ListPartition is the value of [AttrListPK] on every run.
 	ListPartition = "R"
 	// LeasePartition is the value of [AttrLeasePK] on runs in the lease index.
 	LeasePartition = "L"
+	// PushPartition is the value of [AttrPushPK] on push configs in the push index.
+	PushPartition = "P"
 )
 
 // ItemLimitBytes is DynamoDB's item size limit (400 KB). A write whose item
@@ -55,11 +70,14 @@ const ItemLimitBytes = 400 << 10
 
 // TableDefinition returns the CreateTable input of a table named table,
 // exactly as this package expects it: on-demand billing, key (pk, sk) and
-// the keys-only global secondary indexes [IndexList], [IndexContext] and
-// [IndexLease]. TTL on [AttrTTL] is enabled separately (see [CreateTable]).
+// the keys-only global secondary indexes [IndexList], [IndexContext],
+// [IndexLease] and [IndexPush]. TTL on [AttrTTL] is enabled separately (see [CreateTable]).
 func TableDefinition(table string) *dynamodb.CreateTableInput {
 	s := func(name string) types.AttributeDefinition {
 		return types.AttributeDefinition{AttributeName: aws.String(name), AttributeType: types.ScalarAttributeTypeS}
+	}
+	n := func(name string) types.AttributeDefinition {
+		return types.AttributeDefinition{AttributeName: aws.String(name), AttributeType: types.ScalarAttributeTypeN}
 	}
 	key := func(hash, rng string) []types.KeySchemaElement {
 		return []types.KeySchemaElement{
@@ -76,13 +94,14 @@ func TableDefinition(table string) *dynamodb.CreateTableInput {
 		BillingMode: types.BillingModePayPerRequest,
 		AttributeDefinitions: []types.AttributeDefinition{
 			s(AttrPK), s(AttrSK), s(AttrListPK), s(AttrCreated), s(AttrContext), s(AttrLeasePK),
-			{AttributeName: aws.String(AttrLease), AttributeType: types.ScalarAttributeTypeN},
+			n(AttrLease), s(AttrPushPK), n(AttrPushDue),
 		},
 		KeySchema: key(AttrPK, AttrSK),
 		GlobalSecondaryIndexes: []types.GlobalSecondaryIndex{
 			gsi(IndexList, AttrListPK, AttrCreated),
 			gsi(IndexContext, AttrContext, AttrCreated),
 			gsi(IndexLease, AttrLeasePK, AttrLease),
+			gsi(IndexPush, AttrPushPK, AttrPushDue),
 		},
 	}
 }

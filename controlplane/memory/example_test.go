@@ -51,3 +51,34 @@ func Example() {
 	// event 1.1 counting words
 	// completed {"words":42}
 }
+
+// A run's push configuration: stored, then its delivery recorded, after
+// which it is no longer pending.
+func ExampleControlPlane_PutPushConfig() {
+	ctx := context.Background()
+	cp := memory.New()
+	defer cp.Close()
+
+	now := time.Now().UnixMilli()
+	run := &sortie.Run{ID: sortie.NewRunID(time.UnixMilli(now)),
+		Agent: sortie.Manifest{Name: "textstats", Runtime: "go:textstats"}, Variables: json.RawMessage(`{}`)}
+	run, _, err := cp.Reserve(ctx, &sortie.Reservation{Run: run, NowMs: now})
+	if err != nil {
+		log.Fatal(err)
+	}
+	cfg, err := cp.PutPushConfig(ctx, &sortie.PushConfig{RunID: run.ID, ID: "ops", URL: "https://hooks.example.com/sortie"}, now)
+	if err != nil {
+		log.Fatal(err)
+	}
+	pending, _ := cp.PendingPushConfigs(ctx, now, 10)
+	fmt.Println(cfg.ID, cfg.URL, "pending:", len(pending))
+	err = cp.UpdatePushDelivery(ctx, run.ID, "ops", sortie.PushDelivery{DeliveredVersion: run.Version, Done: true})
+	if err != nil {
+		log.Fatal(err)
+	}
+	pending, _ = cp.PendingPushConfigs(ctx, now, 10)
+	fmt.Println("after delivery, pending:", len(pending))
+	// Output:
+	// ops https://hooks.example.com/sortie pending: 1
+	// after delivery, pending: 0
+}

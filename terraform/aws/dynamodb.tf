@@ -1,8 +1,10 @@
 # The control plane's single table, exactly as controlplane/dynamo's
 # TableDefinition creates it (the contract test in terraform/ compares them):
-# on-demand billing, key (pk, sk), three keys-only global secondary indexes
-# and TTL on ttl (idempotency records, Unix seconds). No stream: nothing
-# reads one.
+# on-demand billing, key (pk, sk), four keys-only global secondary indexes
+# (list, context, the sparse lease and push indexes) and TTL on ttl
+# (idempotency records, Unix seconds). No stream: nothing reads one. Adding
+# the push index to an existing table is an in-place update (the table is
+# backfilled; nothing is replaced).
 resource "aws_dynamodb_table" "runs" {
   name                        = "${var.name}-runs"
   billing_mode                = "PAY_PER_REQUEST"
@@ -38,6 +40,14 @@ resource "aws_dynamodb_table" "runs" {
     name = "lk"
     type = "N"
   }
+  attribute {
+    name = "pp"
+    type = "S"
+  }
+  attribute {
+    name = "pd"
+    type = "N"
+  }
 
   global_secondary_index {
     name            = "list"
@@ -55,6 +65,12 @@ resource "aws_dynamodb_table" "runs" {
     name            = "lease"
     hash_key        = "ls"
     range_key       = "lk"
+    projection_type = "KEYS_ONLY"
+  }
+  global_secondary_index {
+    name            = "push"
+    hash_key        = "pp"
+    range_key       = "pd"
     projection_type = "KEYS_ONLY"
   }
 
