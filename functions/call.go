@@ -3,21 +3,29 @@ package functions
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"log/slog"
 	"maps"
+	"net/http"
+	"runtime"
 	"slices"
+	"sync"
 	"time"
+	"weak"
 
 	"github.com/sortie-run/sortie"
+	"github.com/sortie-run/sortie/destination"
 )
 
 // Call is the handler's view of the attempt: its invocation, variables,
-// resume data, events and logger. Its methods are safe for concurrent use.
+// resume data, events, logger and HTTP client. Its methods are safe for
+// concurrent use.
 type Call struct {
-	inv *sortie.Invocation
-	cfg map[string]string
-	log *slog.Logger
-	out *sender
+	inv    *sortie.Invocation
+	cfg    map[string]string
+	log    *slog.Logger
+	client *http.Client
+	out    *sender
 }
 
 // RunID returns the run's ID.
@@ -86,6 +94,47 @@ func (c *Call) Config() map[string]string { return maps.Clone(c.cfg) }
 // Logger returns the attempt's logger (the worker's, with run and attempt
 // attributes). Logs go to stderr, never to stdout.
 func (c *Call) Logger() *slog.Logger { return c.log }
+
+// HTTPClient returns the HTTP client the handler must use for outbound
+// calls made on the run's behalf. It enforces the worker's destination
+// policy ([Worker.Destinations]; by default HTTPS to public addresses only)
+// on every request, redirect and connection: a refused destination fails
+// with an error matching destination.ErrRefused, before any connection to
+// it. It is shared by the worker's attempts: bound each request with the
+// handler's context.
+func (c *Call) HTTPClient() *http.Client { return c.client }
+
+// httpClients holds the [Call.HTTPClient] of each destination policy in
+// use, keyed weakly by the policy: workers (and copies of one) with the
+// same policy share one client and its connection pool, and an entry goes
+// when its policy is collected.
+var httpClients sync.Map // weak.Pointer[destination.Policy] -> func() (*http.Client, error)
+
+// defaultDestinations is the policy of a worker without Destinations.
+var defaultDestinations = &destination.Policy{}
+
+// httpClientFor returns the client of p (nil: the zero policy), building
+// it on first use. An invalid p is a [*sortie.ValidationError] naming a
+// "destinations." field.
+func httpClientFor(p *destination.Policy) (*http.Client, error) {
+	if p == nil {
+		p = defaultDestinations
+	}
+	key := weak.Make(p)
+	policy := *p // the entry must not keep p reachable
+	v, loaded := httpClients.LoadOrStore(key, sync.OnceValues(func() (*http.Client, error) {
+		c, err := policy.Client()
+		var ve *sortie.ValidationError
+		if errors.As(err, &ve) {
+			return nil, sortie.Invalidf("destinations."+ve.Field, "%s", ve.Reason)
+		}
+		return c, err
+	}))
+	if !loaded {
+		runtime.AddCleanup(p, func(k weak.Pointer[destination.Policy]) { httpClients.Delete(k) }, key)
+	}
+	return v.(func() (*http.Client, error))()
+}
 
 func cloneInvocation(inv *sortie.Invocation) *sortie.Invocation {
 	c := *inv

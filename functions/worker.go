@@ -5,12 +5,14 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net/http"
 	"os"
 	"strings"
 	"sync/atomic"
 	"time"
 
 	"github.com/sortie-run/sortie"
+	"github.com/sortie-run/sortie/destination"
 )
 
 // Worker executes attempts with the handlers of its Registry ("go:NAME"
@@ -33,6 +35,13 @@ type Worker struct {
 	// default) turns it off: an attempt whose invocation carries sealed
 	// configuration is rejected.
 	InlineConfig *InlineConfig
+	// Destinations is the destination policy of [Call.HTTPClient], the
+	// client handlers use for outbound calls made on a run's behalf. The
+	// first Execute with a policy builds its client, which every worker
+	// (and copy of one) with the same policy shares; later changes to the
+	// policy are not seen. Optional; defaults to the zero
+	// [destination.Policy]: HTTPS to public addresses only.
+	Destinations *destination.Policy
 }
 
 // Causes of a handler context's end.
@@ -59,8 +68,9 @@ type runner func(ctx context.Context, c *Call, margin time.Duration) sortie.Outc
 // the outcome (carrying Usage.DurationMs, claim to finish). It returns the
 // outcome it reported, and an error when Finish failed.
 //
-// It returns an error without executing anything or finishing when inv is
-// invalid ([*sortie.ValidationError]) or the claim fails (wrapping
+// It returns an error without executing anything or finishing when inv or
+// the worker's Destinations is invalid ([*sortie.ValidationError], the
+// latter naming a "destinations." field) or the claim fails (wrapping
 // sortie.ErrConflict, ErrCancelRequested or ErrTerminal: a duplicate
 // delivery). An unknown runtime finishes with error type "rejected", and
 // so does inline configuration on a worker without [InlineConfig] or one
@@ -75,24 +85,36 @@ type runner func(ctx context.Context, c *Call, margin time.Duration) sortie.Outc
 // remaining time) (error type "deadline", retryable), and when ctx ends
 // (error type "terminated", retryable). A handler panic finishes with error
 // type "panic", not retryable.
-func (w *Worker) Execute(ctx context.Context, inv *sortie.Invocation, rep Reporter) (sortie.Outcome, error) {
+//
+// Execute traces the attempt (see [TracerName]): a span "sortie.attempt",
+// the child of ctx's span when it belongs to inv.TraceParent's trace (an
+// in-process launch) and of inv.TraceParent otherwise, with children
+// "sortie.claim" and "sortie.finish". The handler's context carries the
+// attempt span, and an exec runtime gets its traceparent in TRACEPARENT.
+func (w *Worker) Execute(ctx context.Context, inv *sortie.Invocation, rep Reporter) (o sortie.Outcome, err error) {
 	if err := inv.Validate(); err != nil {
 		return sortie.Outcome{}, err
 	}
+	client, err := httpClientFor(w.Destinations)
+	if err != nil {
+		return sortie.Outcome{}, err
+	}
+	ctx, span := startAttemptSpan(ctx, inv)
+	defer func() { endAttemptSpan(span, o, err) }()
 	log := w.logger().With("run", string(inv.RunID), "attempt", inv.Attempt, "owner", w.owner())
-	if err := rep.Claim(ctx); err != nil {
+	if err := claim(ctx, rep); err != nil {
 		log.Info("claim refused; nothing executed", "err", err)
 		return sortie.Outcome{}, fmt.Errorf("worker: claim refused, nothing executed: %w", err)
 	}
 	claimed := time.Now()
-	a := &attempt{inv: inv, log: log}
+	a := &attempt{inv: inv, log: log, client: client}
 	a.out = &sender{rep: rep, ctx: context.WithoutCancel(ctx)}
 	o, kmsRequests := w.run(ctx, a)
 	if err := o.Validate(); err != nil {
 		o = errorOutcome(errTypeOutput, "invalid outcome: "+err.Error(), false)
 	}
 	o.Usage = &sortie.Usage{DurationMs: time.Since(claimed).Milliseconds(), KMSRequests: int64(kmsRequests)}
-	if err := a.out.finish(o); err != nil {
+	if err := a.finish(ctx, o); err != nil {
 		log.Error("finish failed", "err", err)
 		return o, fmt.Errorf("worker: finish run %s attempt %d: %w", inv.RunID, inv.Attempt, err)
 	}
@@ -144,7 +166,7 @@ func (w *Worker) resolve(ref string) (runner, bool) {
 		}
 	case "exec":
 		if spec, ok := w.Exec[name]; ok && len(spec.Command) > 0 {
-			return execRunner(name, spec), true
+			return tracedExecRunner(name, spec), true
 		}
 	}
 	return nil, false
@@ -155,6 +177,7 @@ type attempt struct {
 	inv             *sortie.Invocation
 	cfg             map[string]string // the opened inline configuration
 	log             *slog.Logger
+	client          *http.Client // of the destination policy
 	out             *sender
 	cancel          context.CancelCauseFunc
 	cancelRequested atomic.Bool
@@ -171,7 +194,7 @@ func (a *attempt) execute(ctx context.Context, r runner) sortie.Outcome {
 	defer stop()
 	done := make(chan struct{})
 	beating := a.heartbeats(done)
-	o := r(hctx, &Call{inv: a.inv, cfg: a.cfg, log: a.log, out: a.out}, margin)
+	o := r(hctx, &Call{inv: a.inv, cfg: a.cfg, log: a.log, client: a.client, out: a.out}, margin)
 	close(done)
 	<-beating
 	return a.settle(ctx, hctx, o)
