@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net/http"
 	"sync"
 	"time"
 
@@ -26,6 +27,28 @@ type Reporter interface {
 	Events(ctx context.Context, events []sortie.Event) error
 	// Finish ends the attempt with its outcome.
 	Finish(ctx context.Context, o sortie.Outcome) error
+}
+
+// NewReporter returns the [Reporter] inv.Report.Mode asks for: for
+// "control-plane" the one of [NewControlPlaneReporter] over cp (claiming
+// as owner), for "callback" the one of [NewCallbackReporter] with client.
+// It returns a [*sortie.ValidationError] naming "report.mode" for another
+// mode or for "control-plane" without a control plane (cp nil), and
+// NewCallbackReporter's errors.
+func NewReporter(inv *sortie.Invocation, cp sortie.ControlPlane, owner string, client *http.Client) (Reporter, error) {
+	if inv == nil {
+		return nil, sortie.Invalidf("invocation", "is required")
+	}
+	switch inv.Report.Mode {
+	case sortie.ReportControlPlane:
+		if cp == nil {
+			return nil, sortie.Invalidf("report.mode", "%q, but this worker host has no control plane configured", sortie.ReportControlPlane)
+		}
+		return NewControlPlaneReporter(cp, inv, owner), nil
+	case sortie.ReportCallback:
+		return NewCallbackReporter(inv, client)
+	}
+	return nil, sortie.Invalidf("report.mode", "%.64q must be %q or %q", inv.Report.Mode, sortie.ReportControlPlane, sortie.ReportCallback)
 }
 
 // NewControlPlaneReporter returns a [Reporter] that calls cp's Claim,

@@ -1,0 +1,256 @@
+package functions
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/sortie-run/sortie"
+	"github.com/sortie-run/sortie/crypto/sign"
+)
+
+// The callback wire format; package server/callback serves it.
+const (
+	// callbackAttemptHeader carries the token's claims, never its secret.
+	callbackAttemptHeader = "Sortie-Attempt"
+	// callbackSecretBytes is the size of an attempt secret.
+	callbackSecretBytes = 32
+	// callbackTries is how often a request failing transiently is sent.
+	callbackTries = 4
+	// callbackBackoff is the wait before the second try; it doubles up to
+	// callbackMaxBackoff.
+	callbackBackoff    = 100 * time.Millisecond
+	callbackMaxBackoff = 2 * time.Second
+	// maxCallbackResponseBytes bounds the response body read.
+	maxCallbackResponseBytes = 64 << 10
+	// maxCallbackMessageBytes bounds the host's error message kept.
+	maxCallbackMessageBytes = 1 << 10
+)
+
+// ErrCallbackAuth means the callback host refused the attempt's
+// credentials (401 or 403): a forged, expired or replayed request, or a
+// key the host no longer holds. It is not retried.
+var ErrCallbackAuth = errors.New("callback host refused the attempt's credentials")
+
+// NewCallbackReporter returns a [Reporter] that posts to inv.Report's
+// callback URL (routes /claim, /heartbeat, /events and /complete under
+// it) with client (optional; defaults to http.DefaultClient's settings).
+// Redirects are never followed. Every request carries the token's claims
+// in the Sortie-Attempt header and a Standard Webhooks signature of its
+// JSON body by the attempt secret (crypto/sign), with a fresh webhook-id
+// per request and per retry; the secret itself is never sent.
+//
+// Network errors, 5xx and 429 are retried, 4 tries in all with backoff
+// from 100 ms doubling up to 2 s, while ctx lasts; they then wrap
+// sortie.ErrUnavailable. Refusals map back to the sentinels the
+// control-plane reporter returns: 409 with code "conflict" wraps
+// sortie.ErrConflict, "cancel_requested" ErrCancelRequested, "terminal"
+// ErrTerminal; 400 and 413 are a [*sortie.ValidationError] naming the
+// host's field; 404 wraps ErrNotFound; 401 and 403 wrap [ErrCallbackAuth].
+//
+// It returns a [*sortie.ValidationError] when inv.Report is not a callback
+// report with an absolute http(s) URL and a token CLAIMS.SECRET; no error
+// shows the token.
+func NewCallbackReporter(inv *sortie.Invocation, client *http.Client) (Reporter, error) {
+	if inv == nil {
+		return nil, sortie.Invalidf("invocation", "is required")
+	}
+	rep := inv.Report
+	if rep.Mode != sortie.ReportCallback {
+		return nil, sortie.Invalidf("report.mode", "%.64q, want %q", rep.Mode, sortie.ReportCallback)
+	}
+	u, err := url.Parse(rep.CallbackURL)
+	if err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" || u.User != nil || u.RawQuery != "" || u.Fragment != "" {
+		return nil, sortie.Invalidf("report.callback_url", "must be an absolute http(s) URL without user, query or fragment")
+	}
+	claims, secret, err := splitCallbackToken(rep.Token)
+	if err != nil {
+		return nil, err
+	}
+	signer, err := sign.NewSigner(sign.SecretPrefix + base64.StdEncoding.EncodeToString(secret))
+	if err != nil {
+		return nil, fmt.Errorf("callback reporter: %w", err)
+	}
+	c := http.Client{}
+	if client != nil {
+		c = *client
+	}
+	c.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
+	return &callbackReporter{client: &c, base: strings.TrimRight(rep.CallbackURL, "/"), claims: claims, signer: signer}, nil
+}
+
+// splitCallbackToken splits CLAIMS "." base64url(SECRET): the claims are
+// unpadded base64url, the secret 32 bytes.
+func splitCallbackToken(tok string) (string, []byte, error) {
+	bad := sortie.Invalidf("report.token", "must be CLAIMS.SECRET: base64url claims and a base64url secret of %d bytes", callbackSecretBytes)
+	i := strings.LastIndexByte(tok, '.')
+	if i <= 0 || len(tok) > 4096 {
+		return "", nil, bad
+	}
+	claims := tok[:i]
+	for j := 0; j < len(claims); j++ {
+		if c := claims[j]; !(c >= 'A' && c <= 'Z' || c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '-' || c == '_') {
+			return "", nil, bad
+		}
+	}
+	secret, err := base64.RawURLEncoding.Strict().DecodeString(tok[i+1:])
+	if err != nil || len(secret) != callbackSecretBytes {
+		return "", nil, bad
+	}
+	return claims, secret, nil
+}
+
+type callbackReporter struct {
+	client *http.Client
+	base   string
+	claims string
+	signer *sign.Signer
+}
+
+type cancelAnswer struct {
+	CancelRequested bool `json:"cancel_requested"`
+}
+
+func (r *callbackReporter) Claim(ctx context.Context) error {
+	return r.post(ctx, "/claim", struct{}{}, &cancelAnswer{})
+}
+
+func (r *callbackReporter) Heartbeat(ctx context.Context) (bool, error) {
+	var a cancelAnswer
+	if err := r.post(ctx, "/heartbeat", struct{}{}, &a); err != nil {
+		return false, err
+	}
+	return a.CancelRequested, nil
+}
+
+func (r *callbackReporter) Events(ctx context.Context, events []sortie.Event) error {
+	return r.post(ctx, "/events", struct {
+		Events []sortie.Event `json:"events"`
+	}{events}, nil)
+}
+
+func (r *callbackReporter) Finish(ctx context.Context, o sortie.Outcome) error {
+	return r.post(ctx, "/complete", struct {
+		Outcome sortie.Outcome `json:"outcome"`
+	}{o}, nil)
+}
+
+// post sends in as JSON to route, retrying transient failures with
+// backoff while ctx lasts, and decodes a success into out (when non-nil).
+func (r *callbackReporter) post(ctx context.Context, route string, in, out any) error {
+	body, err := json.Marshal(in)
+	if err != nil {
+		return fmt.Errorf("callback %s: encode body: %w", route, err)
+	}
+	backoff := callbackBackoff
+	for try := 1; ; try++ {
+		err := r.send(ctx, route, body, out)
+		if err == nil || try == callbackTries || !errors.Is(err, sortie.ErrUnavailable) {
+			return err
+		}
+		t := time.NewTimer(backoff)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return fmt.Errorf("%w (retries stopped: %w)", err, context.Cause(ctx))
+		case <-t.C:
+		}
+		backoff = min(2*backoff, callbackMaxBackoff)
+	}
+}
+
+// send makes one signed request with a fresh webhook-id.
+func (r *callbackReporter) send(ctx context.Context, route string, body []byte, out any) error {
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, r.base+route, bytes.NewReader(body))
+	if err != nil {
+		return fmt.Errorf("callback %s: %w", route, err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set(callbackAttemptHeader, r.claims)
+	if err := r.signer.Header(req.Header, newMessageID(), time.Now(), body); err != nil {
+		return fmt.Errorf("callback %s: sign: %w", route, err)
+	}
+	resp, err := r.client.Do(req)
+	if err != nil {
+		if ctx.Err() != nil {
+			return fmt.Errorf("callback %s: %w", route, context.Cause(ctx))
+		}
+		return fmt.Errorf("callback %s: %v: %w", route, err, sortie.ErrUnavailable)
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(io.LimitReader(resp.Body, maxCallbackResponseBytes))
+	if err != nil {
+		return fmt.Errorf("callback %s: read response: %v: %w", route, err, sortie.ErrUnavailable)
+	}
+	if resp.StatusCode < 200 || resp.StatusCode > 299 {
+		return callbackError(route, resp.StatusCode, b)
+	}
+	if out != nil {
+		if err := json.Unmarshal(b, out); err != nil {
+			return fmt.Errorf("callback %s: decode %d response: %w", route, resp.StatusCode, err)
+		}
+	}
+	return nil
+}
+
+// newMessageID returns a fresh webhook-id: "msg_" and 16 random bytes.
+func newMessageID() string {
+	b := make([]byte, 16)
+	_, _ = rand.Read(b) // crypto/rand.Read never fails (Go 1.24+)
+	return "msg_" + base64.RawURLEncoding.EncodeToString(b)
+}
+
+// callbackError maps a refusal to the error the worker loop expects.
+func callbackError(route string, status int, body []byte) error {
+	var eb struct {
+		Error struct {
+			Code    string `json:"code"`
+			Message string `json:"message"`
+			Field   string `json:"field"`
+		} `json:"error"`
+	}
+	_ = json.Unmarshal(body, &eb) // a body that is not ours leaves the fields empty
+	e := eb.Error
+	msg := clipTo(e.Message, maxCallbackMessageBytes)
+	var sentinel error
+	switch {
+	case status == http.StatusConflict && e.Code == "cancel_requested":
+		sentinel = sortie.ErrCancelRequested
+	case status == http.StatusConflict && e.Code == "terminal":
+		sentinel = sortie.ErrTerminal
+	case status == http.StatusConflict:
+		sentinel = sortie.ErrConflict
+	case status == http.StatusBadRequest || status == http.StatusRequestEntityTooLarge:
+		field := clipTo(e.Field, 128)
+		if field == "" {
+			field = "body"
+		}
+		return fmt.Errorf("callback %s: %d: %w", route, status, &sortie.ValidationError{Field: field, Reason: msg})
+	case status == http.StatusUnauthorized || status == http.StatusForbidden:
+		sentinel = ErrCallbackAuth
+	case status == http.StatusNotFound:
+		sentinel = sortie.ErrNotFound
+	case status == http.StatusTooManyRequests || status >= 500:
+		sentinel = sortie.ErrUnavailable
+	default:
+		return fmt.Errorf("callback %s: unexpected status %d %s: %s", route, status, clipTo(e.Code, 64), msg)
+	}
+	return fmt.Errorf("callback %s: %d %s: %s: %w", route, status, clipTo(e.Code, 64), msg, sentinel)
+}
+
+// clipTo returns s as valid UTF-8 of at most about n bytes.
+func clipTo(s string, n int) string {
+	if len(s) > n {
+		s = s[:n] + "…"
+	}
+	return strings.ToValidUTF8(s, "\uFFFD")
+}
