@@ -32,6 +32,7 @@ type globals struct {
 	configEnv []string
 	hostURL   string
 	tokenFile string
+	dest      destinationFlags
 }
 
 func (g *globals) register(root *cobra.Command) {
@@ -45,6 +46,9 @@ func (g *globals) register(root *cobra.Command) {
 	f.StringSliceVar(&g.configEnv, "config-env", configEnvDefault(), "turn inline configuration on: the variables it may set, comma-separated (env SORTIE_CONFIG_ENV); off when empty")
 	f.StringVar(&g.hostURL, "host", os.Getenv("SORTIE_HOST"), "talk to the sortie serve at this URL instead of the embedded engine (env SORTIE_HOST); its API token comes from SORTIE_TOKEN or --token-file")
 	f.StringVar(&g.tokenFile, "token-file", "", "file holding the API token for --host")
+	f.StringSliceVar(&g.dest.allow, "allow-destination", envList("SORTIE_ALLOW_DESTINATIONS"), "hosts outbound calls (webhooks, handlers' HTTP client) may reach, e.g. api.example.com or *.example.com; any public host when empty (env SORTIE_ALLOW_DESTINATIONS)")
+	f.StringSliceVar(&g.dest.addrs, "allow-destination-addrs", envList("SORTIE_ALLOW_DESTINATION_ADDRS"), "address ranges outbound calls may reach although private, loopback or link-local, e.g. 10.1.0.0/16 (env SORTIE_ALLOW_DESTINATION_ADDRS)")
+	f.BoolVar(&g.dest.allowHTTP, "allow-http-destinations", os.Getenv("SORTIE_ALLOW_HTTP_DESTINATIONS") == "1", "allow plain http outbound calls (env SORTIE_ALLOW_HTTP_DESTINATIONS=1)")
 }
 
 func envOr(k, def string) string {
@@ -119,7 +123,11 @@ func (g *globals) openControlPlane() (*sqlite.ControlPlane, string, error) {
 }
 
 func (g *globals) worker(log *slog.Logger) (*functions.Worker, error) {
-	w := &functions.Worker{Registry: registry(), Logger: log}
+	dest, err := g.dest.policy()
+	if err != nil {
+		return nil, err
+	}
+	w := &functions.Worker{Registry: registry(), Logger: log, Destinations: dest}
 	if g.runtimes != "" {
 		rt, err := functions.LoadExecRuntimes(g.runtimes)
 		if err != nil {
@@ -178,6 +186,7 @@ func (g *globals) launcher(cp *sqlite.ControlPlane, dir string, log *slog.Logger
 	}
 	env := append(local.DefaultEnv(), "SORTIE_STATE_DIR="+dir, "SORTIE_LOG_LEVEL="+g.workerLogLevel())
 	env = append(env, g.configEnvVars()...)
+	env = append(env, g.dest.env()...)
 	if g.runtimes != "" {
 		abs, err := filepath.Abs(g.runtimes)
 		if err != nil {
@@ -246,6 +255,9 @@ func (g *globals) validate() error {
 		if _, err := functions.LoadExecRuntimes(g.runtimes); err != nil {
 			return usagef("--runtimes: %v", err)
 		}
+	}
+	if _, err := g.dest.policy(); err != nil {
+		return err
 	}
 	return g.validateConfigEnv()
 }

@@ -102,7 +102,7 @@ under --state-dir and each attempt runs as a "sortie worker" subprocess.`,
 	g.register(root)
 	root.AddCommand(
 		newRunCmd(g), newSubmitCmd(g), newFollowCmd(g), newGetCmd(g), newListCmd(g),
-		newCancelCmd(g), newResumeCmd(g), newWorkerCmd(g), newReconcileCmd(g), newServeCmd(g),
+		newCancelCmd(g), newResumeCmd(g), newWorkerCmd(g), newReconcileCmd(g), newServeCmd(g), newPushCmd(g),
 		newDynamoCmd(),
 		newTriggerCmd(g),
 	)

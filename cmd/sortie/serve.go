@@ -2,16 +2,20 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net"
 	"net/netip"
 	"os"
+	"path/filepath"
 	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
 
+	"github.com/sortie-run/sortie/destination"
 	"github.com/sortie-run/sortie/server"
+	"github.com/sortie-run/sortie/server/push"
 )
 
 // serveFlags are the flags of sortie serve.
@@ -100,7 +104,12 @@ func serve(ctx context.Context, g *globals, s *serveFlags, h *host, tokens []str
 	if h.engine == nil {
 		return usagef("serve: --host names a remote host; serve runs the embedded one")
 	}
-	srv, err := server.New(server.Options{Engine: h.engine, APITokens: tokens, Logger: h.log, FollowPoll: s.followPoll})
+	pushes, policy, err := g.pushDispatcher(h)
+	if err != nil {
+		return err
+	}
+	srv, err := server.New(server.Options{Engine: h.engine, APITokens: tokens, Logger: h.log, FollowPoll: s.followPoll,
+		Pushes: pushes, CheckPushURL: policy.Check})
 	if err != nil {
 		return err
 	}
@@ -111,6 +120,33 @@ func serve(ctx context.Context, g *globals, s *serveFlags, h *host, tokens []str
 	rctx, stop := context.WithCancel(context.WithoutCancel(ctx))
 	defer stop()
 	go h.engine.RunReconciler(rctx, g.reconcile)
+	go pushes.Run(rctx)
 	fmt.Fprintf(os.Stderr, "sortie serve: listening on http://%s (state %s)\n", ln.Addr(), g.stateDir)
-	return srv.Serve(ctx, ln, s.grace)
+	err = srv.Serve(ctx, ln, s.grace)
+	sctx, cancel := context.WithTimeout(context.Background(), s.grace)
+	defer cancel()
+	return errors.Join(err, pushes.Shutdown(sctx))
+}
+
+// pushDispatcher delivers push webhooks through the destination policy,
+// signed with the state directory's webhook keys.
+func (g *globals) pushDispatcher(h *host) (*push.Dispatcher, *destination.Policy, error) {
+	policy, err := g.dest.policy()
+	if err != nil {
+		return nil, nil, err
+	}
+	client, err := policy.Client()
+	if err != nil {
+		return nil, nil, err
+	}
+	dir, err := g.absStateDir()
+	if err != nil {
+		return nil, nil, err
+	}
+	keys, err := webhookKeys(filepath.Join(dir, "webhook-keys.json"))
+	if err != nil {
+		return nil, nil, err
+	}
+	d, err := push.New(h.cp, h.cp, client, keys, &push.Options{Logger: h.log})
+	return d, policy, err
 }

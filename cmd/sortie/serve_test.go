@@ -3,6 +3,10 @@ package main
 import (
 	"bufio"
 	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"os/exec"
 	"strings"
 	"syscall"
@@ -10,6 +14,7 @@ import (
 	"time"
 
 	"github.com/sortie-run/sortie"
+	"github.com/sortie-run/sortie/crypto/sign"
 )
 
 // startServe runs `sortie serve` on a free loopback port and returns its
@@ -121,4 +126,65 @@ func runCmd(t *testing.T, cmd *exec.Cmd) result {
 		t.Fatalf("%v: %v", cmd.Args, err)
 	}
 	return result{code, out.String(), errb.String()}
+}
+
+// TestServeDeliversSignedPushWebhooks: a push configuration set with the
+// CLI over --host gets the run's final state, signed with the key in the
+// served state directory; a webhook URL the destination policy refuses is
+// refused when it is set.
+func TestServeDeliversSignedPushWebhooks(t *testing.T) {
+	c := newCLI(t)
+	url, _ := startServe(t, c, nil, "--allow-destination-addrs", "127.0.0.1/32", "--allow-http-destinations")
+	var f webhookKeysFile
+	b, err := os.ReadFile(filepath.Join(c.state, "webhook-keys.json"))
+	if err != nil || json.Unmarshal(b, &f) != nil {
+		t.Fatalf("webhook-keys.json in the state dir: %v", err)
+	}
+	v, err := sign.NewVerifier(f.Keys[f.Primary], nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := make(chan sortie.Run, 16)
+	recv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, err := v.VerifyRequest(r, 1<<20)
+		if err != nil {
+			t.Errorf("webhook signature: %v", err)
+			w.WriteHeader(http.StatusUnauthorized)
+			return
+		}
+		var p struct{ Data struct{ Run sortie.Run } }
+		json.Unmarshal(body, &p)
+		got <- p.Data.Run
+	}))
+	defer recv.Close()
+	remote := &cli{t: t, state: t.TempDir()}
+	sub := runCmd(t, remote.cmd("--host", url, "submit", "probe", "--var", "sleep_ms=300", "--var", "events=0"))
+	if sub.code != 0 {
+		t.Fatalf("submit: exit %d: %s", sub.code, sub.stderr)
+	}
+	id := strings.TrimSpace(sub.stdout)
+	if r := runCmd(t, remote.cmd("--host", url, "push", "set", id, "--url", recv.URL+"/hook")); r.code != 0 {
+		t.Fatalf("push set: exit %d: %s", r.code, r.stderr)
+	}
+	refused := runCmd(t, remote.cmd("--host", url, "push", "set", id, "--id", "meta", "--url", "http://169.254.169.254/latest"))
+	if refused.code != 2 || !strings.Contains(refused.stderr, "url") {
+		t.Fatalf("push set to the metadata address: exit %d, %q; want 2 naming url", refused.code, refused.stderr)
+	}
+	deadline := time.After(20 * time.Second)
+	for {
+		select {
+		case run := <-got:
+			if string(run.ID) != id {
+				t.Fatalf("webhook for run %s, want %s", run.ID, id)
+			}
+			if run.State == sortie.StateCompleted {
+				if len(run.SealedConfig) != 0 || run.RequestHash != "" {
+					t.Fatalf("webhook body carries sealed_config or request_hash: %+v", run)
+				}
+				return
+			}
+		case <-deadline:
+			t.Fatal("no webhook with the completed run within 20 s")
+		}
+	}
 }
