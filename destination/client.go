@@ -61,7 +61,7 @@ func (c *compiled) transport() *transport {
 		ForceAttemptHTTP2:     true,
 		TLSClientConfig:       &tls.Config{RootCAs: c.p.RootCAs, MinVersion: tls.VersionTLS12},
 		TLSHandshakeTimeout:   or(c.p.TLSHandshakeTimeout, DefaultTLSHandshakeTimeout),
-		ResponseHeaderTimeout: or(c.p.ResponseHeaderTimeout, DefaultResponseHeaderTimeout),
+		ResponseHeaderTimeout: c.p.ResponseHeaderTimeout,
 		IdleConnTimeout:       90 * time.Second,
 		MaxIdleConns:          100,
 		ExpectContinueTimeout: time.Second,

@@ -15,10 +15,9 @@ import (
 
 // Defaults of a [Policy]'s optional fields.
 const (
-	DefaultMaxRedirects          = 5
-	DefaultDialTimeout           = 10 * time.Second
-	DefaultTLSHandshakeTimeout   = 10 * time.Second
-	DefaultResponseHeaderTimeout = 30 * time.Second
+	DefaultMaxRedirects        = 5
+	DefaultDialTimeout         = 10 * time.Second
+	DefaultTLSHandshakeTimeout = 10 * time.Second
 )
 
 // Limits checked by [Policy.Validate].
@@ -73,7 +72,9 @@ type Policy struct {
 	// 10 s.
 	TLSHandshakeTimeout time.Duration
 	// ResponseHeaderTimeout bounds the wait for a response's headers once
-	// the request was written. Optional; defaults to 30 s.
+	// the request was written. Optional; defaults (0) to no bound but
+	// Timeout and the request's context (a model API may think for
+	// minutes before it answers; a webhook sender should set it).
 	ResponseHeaderTimeout time.Duration
 	// Timeout bounds a whole request: connections, redirects and reading
 	// the body. Optional; defaults (0) to no bound but the request's
