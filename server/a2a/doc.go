@@ -1,0 +1,64 @@
+// Package a2a serves a Sortie host's runs to any A2A client (the Agent2Agent
+// protocol, through github.com/a2aproject/a2a-go/v2): a [Handler] serves the
+// agent card at [CardPath], the JSON-RPC binding at [JSONRPCPath] and the
+// HTTP+JSON binding under [RESTPath].
+//
+// Tasks are runs, read from and written to the engine's control plane, so
+// a task survives a host restart and its worker runs wherever the
+// engine's launcher puts it (in process, Lambda, Cloud Run). The task ID
+// is the run ID; the context ID is the run's context ID (a run submitted
+// without one shows its run ID).
+//
+// # Agents and messages
+//
+// The card lists the host's agents as skills. A new task runs the skill
+// named in message metadata [SkillKey] ("skill"), or [Options.DefaultAgent]
+// (by default the only agent, when there is one). The message ID is the
+// run's idempotency key: sending the same message again returns the same
+// task. The message's parts become the run's variables: the keys of its
+// data part (at most one, a JSON object) and its text parts, joined by
+// newlines, as "text"; file parts are refused. A message without a
+// context ID gets one derived from its message ID.
+//
+// SendMessage waits (up to [Options.MaxBlock]) until the task finishes or
+// pauses, unless configuration.returnImmediately is set.
+// SendStreamingMessage and SubscribeToTask stream the task, then each run
+// event as a working status update (its text and data as the message
+// parts, its kind and cursor in the metadata keys [MetaEventKind] and
+// [MetaCursor]), then the result artifact ("result": a data part, or a
+// text part for a JSON string) and the final status.
+//
+// # Resuming a subscription
+//
+// The A2A specification has no way to resume a stream without losing
+// events; this binding adds one, declared in the card as the extension
+// [ResumeExtensionURI]: send the last cursor seen in the service parameter
+// (HTTP header) [ResumeAfterParam], and SubscribeToTask delivers every
+// event after it, none twice, also when the task has finished meanwhile.
+// Without it SubscribeToTask behaves as the specification says: the
+// current task, then updates from now on, and an error for a finished
+// task.
+//
+// # Interrupts
+//
+// A worker's interrupt puts the task in input-required or auth-required,
+// with the prompt as the status message. A follow-up message on the same
+// task ID (with the answer in its parts) resumes the run as a new attempt
+// with the interrupt's checkpoint. A follow-up repeated after the task
+// resumed returns the task without resuming it twice. The follow-up is
+// stored with the run as its resume input, so it must not carry a
+// credential: authorise out of band, then send the follow-up.
+//
+// # Push notifications
+//
+// Push configurations are kept by the control plane ([sortie.PushStore])
+// and delivered by the host's push dispatcher, signed per Standard
+// Webhooks with the host's webhook key. A2A push tokens and authentication
+// credentials are secrets this host does not store, so a configuration
+// carrying either is refused (invalid params naming the field); receivers
+// verify the delivery's signature instead. Deliveries carry the host's
+// run payload (server/push), not an A2A task.
+//
+// Bad input is an invalid-params error whose message names the field
+// ("invalid message.parts[0]: ...") and whose details hold it as "field".
+package a2a

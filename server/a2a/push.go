@@ -1,0 +1,145 @@
+package a2a
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/a2aproject/a2a-go/v2/a2a"
+
+	"github.com/sortie-run/sortie"
+)
+
+// errNoPush answers the push methods when the host keeps no push
+// configurations.
+var errNoPush = a2a.NewError(a2a.ErrPushNotificationNotSupported, "this host keeps no push configurations")
+
+// checkPush refuses a push configuration this host would not deliver as
+// asked: one carrying a token or authentication credentials (secrets the
+// host does not store; it signs every delivery with its own webhook key
+// instead, per Standard Webhooks) or a URL the destination policy refuses.
+// field prefixes the error's field.
+func (h *requestHandler) checkPush(cfg *a2a.PushConfig, field string) (*a2a.PushConfig, error) {
+	if h.push == nil {
+		return nil, errNoPush
+	}
+	if cfg.Token != "" {
+		return nil, invalid(join(field, "token"), "not stored: the token is a secret; this host signs each delivery (Standard Webhooks headers webhook-id, webhook-timestamp, webhook-signature) with its webhook key, so verify the signature instead")
+	}
+	if cfg.Auth != nil {
+		return nil, invalid(join(field, "authentication"), "not stored: push credentials are secrets this host does not keep; verify the Standard Webhooks signature of each delivery instead")
+	}
+	if h.opts.CheckPushURL != nil && cfg.URL != "" {
+		if err := h.opts.CheckPushURL(cfg.URL); err != nil {
+			return nil, invalid(join(field, "url"), "refused by the destination policy: %v", err)
+		}
+	}
+	c := *cfg
+	return &c, nil
+}
+
+func join(prefix, field string) string {
+	if prefix == "" {
+		return field
+	}
+	return prefix + "." + field
+}
+
+// putPush stores cfg (checked) for its task; an empty ID gets a generated
+// one.
+func (h *requestHandler) putPush(ctx context.Context, cfg *a2a.PushConfig) (*a2a.PushConfig, error) {
+	id, err := runID("taskId", cfg.TaskID)
+	if err != nil {
+		return nil, err
+	}
+	sc := &sortie.PushConfig{RunID: id, ID: cfg.ID, URL: cfg.URL}
+	if sc.ID == "" {
+		sc.ID = sortie.NewLaunchID()
+	}
+	if err := sc.Validate(); err != nil {
+		return nil, fromSortie(err, nil)
+	}
+	stored, err := h.push.PutPushConfig(ctx, sc, time.Now().UnixMilli())
+	if err != nil {
+		return nil, fromSortie(err, h.log)
+	}
+	if h.opts.PushChanged != nil {
+		h.opts.PushChanged(id)
+	}
+	return toA2APush(stored), nil
+}
+
+func toA2APush(c *sortie.PushConfig) *a2a.PushConfig {
+	return &a2a.PushConfig{TaskID: a2a.TaskID(c.RunID), ID: c.ID, URL: c.URL}
+}
+
+// CreateTaskPushConfig stores a webhook of the task; see checkPush for
+// what is refused.
+func (h *requestHandler) CreateTaskPushConfig(ctx context.Context, req *a2a.PushConfig) (*a2a.PushConfig, error) {
+	cfg, err := h.checkPush(req, "")
+	if err != nil {
+		return nil, err
+	}
+	return h.putPush(ctx, cfg)
+}
+
+// pushTarget checks the push surface and the task ID of a push call.
+func (h *requestHandler) pushTarget(task a2a.TaskID) (sortie.RunID, error) {
+	if h.push == nil {
+		return "", errNoPush
+	}
+	return runID("taskId", task)
+}
+
+// GetTaskPushConfig returns one webhook of the task.
+func (h *requestHandler) GetTaskPushConfig(ctx context.Context, req *a2a.GetTaskPushConfigRequest) (*a2a.PushConfig, error) {
+	id, err := h.pushTarget(req.TaskID)
+	if err != nil {
+		return nil, err
+	}
+	c, err := h.push.GetPushConfig(ctx, id, req.ID)
+	if errors.Is(err, sortie.ErrNotFound) {
+		return nil, a2a.NewError(a2a.ErrTaskNotFound, "push configuration not found")
+	} else if err != nil {
+		return nil, fromSortie(err, h.log)
+	}
+	return toA2APush(c), nil
+}
+
+// ListTaskPushConfigs returns every webhook of the task: a task has at
+// most [sortie.MaxPushConfigs], so there is one page.
+func (h *requestHandler) ListTaskPushConfigs(ctx context.Context, req *a2a.ListTaskPushConfigRequest) (*a2a.ListTaskPushConfigResponse, error) {
+	id, err := h.pushTarget(req.TaskID)
+	if err != nil {
+		return nil, err
+	}
+	cs, err := h.push.ListPushConfigs(ctx, id)
+	if err != nil {
+		return nil, fromSortie(err, h.log)
+	}
+	out := &a2a.ListTaskPushConfigResponse{Configs: make([]*a2a.PushConfig, 0, len(cs))}
+	for i := range cs {
+		out.Configs = append(out.Configs, toA2APush(&cs[i]))
+	}
+	return out, nil
+}
+
+// DeleteTaskPushConfig removes one webhook of the task; removing one that
+// is already gone is not an error, for a task that exists.
+func (h *requestHandler) DeleteTaskPushConfig(ctx context.Context, req *a2a.DeleteTaskPushConfigRequest) error {
+	id, err := h.pushTarget(req.TaskID)
+	if err != nil {
+		return err
+	}
+	err = h.push.DeletePushConfig(ctx, id, req.ID)
+	if errors.Is(err, sortie.ErrNotFound) {
+		_, err = h.engine.Get(ctx, id)
+	}
+	if err != nil {
+		return fromSortie(err, h.log)
+	}
+	if h.opts.PushChanged != nil {
+		h.opts.PushChanged(id)
+	}
+	return nil
+}
