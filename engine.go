@@ -239,6 +239,9 @@ func (e *Engine) start(inv *Invocation) {
 		ctx, span := startSpan(context.Background(), "sortie.launch", inv.TraceParent)
 		defer span.End()
 		setInvocationAttrs(span, inv)
+		if tp := traceParent(ctx); tp != "" {
+			inv.TraceParent = tp // the worker's attempt span goes under the launch
+		}
 		ref, err := e.launcher.Start(ctx, inv)
 		endSpan(span, err)
 		if err != nil {

@@ -35,7 +35,9 @@ type Invocation struct {
 	LeaseMs     int64 `json:"lease_ms"`
 	// Report says where the worker sends its messages.
 	Report Report `json:"report"`
-	// TraceParent is the W3C traceparent of the submission, if any.
+	// TraceParent is the W3C traceparent (Trace Context level 1) of the
+	// attempt's launch span, under the run's submission; empty when the
+	// submission was not traced.
 	TraceParent string `json:"traceparent,omitempty"`
 }
 

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
@@ -33,7 +34,13 @@ type globals struct {
 	hostURL   string
 	tokenFile string
 	dest      destinationFlags
+	// issuer mints callback reports; set by serve --worker-callbacks.
+	issuer sortie.ReportIssuer
 }
+
+// callbackClient sends a worker's callbacks to the host that launched it
+// (the URL comes from the host's invocation, never from a request).
+var callbackClient = &http.Client{Timeout: 30 * time.Second}
 
 func (g *globals) register(root *cobra.Command) {
 	f := root.PersistentFlags()
@@ -165,7 +172,7 @@ func (g *globals) openHost(extra ...sortie.Manifest) (*host, error) {
 	for _, m := range extra {
 		agents[m.Name] = m
 	}
-	e := sortie.NewEngine(cp, launcher, agents, &sortie.EngineOptions{Logger: log, Sealer: sealer})
+	e := sortie.NewEngine(cp, launcher, agents, &sortie.EngineOptions{Logger: log, Sealer: sealer, ReportIssuer: g.issuer})
 	return &host{cp: cp, engine: e, client: sortie.NewClient(e, nil), agents: agents, log: log}, nil
 }
 
@@ -176,7 +183,11 @@ func (g *globals) launcher(cp *sqlite.ControlPlane, dir string, log *slog.Logger
 			return nil, err
 		}
 		return local.New(&local.Options{InProcess: func(ctx context.Context, inv *sortie.Invocation) error {
-			_, err := w.Execute(ctx, inv, functions.NewControlPlaneReporter(cp, inv, ""))
+			rep, err := functions.NewReporter(inv, cp, "", callbackClient)
+			if err != nil {
+				return err
+			}
+			_, err = w.Execute(ctx, inv, rep)
 			return err
 		}})
 	}

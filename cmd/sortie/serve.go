@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"net"
 	"net/netip"
 	"os"
@@ -15,6 +16,7 @@ import (
 
 	"github.com/sortie-run/sortie/destination"
 	"github.com/sortie-run/sortie/server"
+	"github.com/sortie-run/sortie/server/callback"
 	"github.com/sortie-run/sortie/server/push"
 )
 
@@ -25,6 +27,9 @@ type serveFlags struct {
 	insecure   bool
 	grace      time.Duration
 	followPoll time.Duration
+	callbacks  bool
+	publicURL  string
+	keyring    *callback.Keyring
 }
 
 func newServeCmd(g *globals) *cobra.Command {
@@ -48,7 +53,18 @@ end (clients resume with Last-Event-ID).`,
 			if err := s.checkListen(tokens); err != nil {
 				return err
 			}
-			return g.withHost(func(h *host) error { return serve(cmd.Context(), g, s, h, tokens) })
+			if g.hostURL != "" {
+				return usagef("serve: --host names a remote host; serve runs the embedded one")
+			}
+			ln, err := net.Listen("tcp", s.listen)
+			if err != nil {
+				return usagef("--listen %s: %v", s.listen, err)
+			}
+			defer ln.Close()
+			if err := s.setupCallbacks(g, ln); err != nil {
+				return err
+			}
+			return g.withHost(func(h *host) error { return serve(cmd.Context(), g, s, h, tokens, ln) })
 		},
 	}
 	f := c.Flags()
@@ -57,6 +73,8 @@ end (clients resume with Last-Event-ID).`,
 	f.BoolVar(&s.insecure, "insecure-no-auth", false, "allow listening on a non-loopback address without API tokens")
 	f.DurationVar(&s.grace, "shutdown-grace", 30*time.Second, "how long a shutdown waits for requests in flight")
 	f.DurationVar(&s.followPoll, "follow-poll", 200*time.Millisecond, "how often followed runs are read for changes made by other processes")
+	f.BoolVar(&s.callbacks, "worker-callbacks", false, "workers report over HTTPS callbacks to this host (signed per run and attempt) instead of writing the control plane")
+	f.StringVar(&s.publicURL, "public-url", os.Getenv("SORTIE_PUBLIC_URL"), "the URL workers reach this host at, for --worker-callbacks (default http://LISTEN-ADDRESS; env SORTIE_PUBLIC_URL)")
 	return c
 }
 
@@ -100,22 +118,21 @@ func (s *serveFlags) checkListen(tokens []string) error {
 
 // serve runs the server, the reconciler and the push dispatcher until ctx
 // ends.
-func serve(ctx context.Context, g *globals, s *serveFlags, h *host, tokens []string) error {
-	if h.engine == nil {
-		return usagef("serve: --host names a remote host; serve runs the embedded one")
-	}
+func serve(ctx context.Context, g *globals, s *serveFlags, h *host, tokens []string, ln net.Listener) error {
 	pushes, policy, err := g.pushDispatcher(h)
 	if err != nil {
 		return err
 	}
-	srv, err := server.New(server.Options{Engine: h.engine, APITokens: tokens, Logger: h.log, FollowPoll: s.followPoll,
-		Pushes: pushes, CheckPushURL: policy.Check})
+	opts := server.Options{Engine: h.engine, APITokens: tokens, Logger: h.log, FollowPoll: s.followPoll,
+		Pushes: pushes, CheckPushURL: policy.Check}
+	if s.keyring != nil {
+		if opts.Callbacks, err = callback.NewHandler(h.cp, s.keyring, &callback.HandlerOptions{Logger: h.log}); err != nil {
+			return err
+		}
+	}
+	srv, err := server.New(opts)
 	if err != nil {
 		return err
-	}
-	ln, err := net.Listen("tcp", s.listen)
-	if err != nil {
-		return usagef("--listen %s: %v", s.listen, err)
 	}
 	rctx, stop := context.WithCancel(context.WithoutCancel(ctx))
 	defer stop()
@@ -126,6 +143,53 @@ func serve(ctx context.Context, g *globals, s *serveFlags, h *host, tokens []str
 	sctx, cancel := context.WithTimeout(context.Background(), s.grace)
 	defer cancel()
 	return errors.Join(err, pushes.Shutdown(sctx))
+}
+
+// setupCallbacks loads (or creates, mode 0600) the state directory's
+// callback keys and has the engine issue callback reports to the public URL.
+func (s *serveFlags) setupCallbacks(g *globals, ln net.Listener) error {
+	if !s.callbacks {
+		return nil
+	}
+	dir, err := g.absStateDir()
+	if err != nil {
+		return err
+	}
+	if s.keyring, err = callbackKeys(filepath.Join(dir, "callback-keys")); err != nil {
+		return err
+	}
+	base := s.publicURL
+	if base == "" {
+		base = "http://" + ln.Addr().String()
+	}
+	iss, err := callback.NewIssuer(s.keyring, base, nil)
+	if err != nil {
+		return usagef("--public-url: %v", err)
+	}
+	g.issuer = iss
+	return nil
+}
+
+// callbackKeys loads the keyring file, creating it with one fresh key.
+func callbackKeys(path string) (*callback.Keyring, error) {
+	b, err := os.ReadFile(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		k, kerr := callback.NewKey("c1")
+		if kerr != nil {
+			return nil, kerr
+		}
+		b = []byte(k.Encode() + "\n")
+		if err = os.WriteFile(path, b, 0o600); err != nil {
+			return nil, fmt.Errorf("create callback keys %s: %w", path, err)
+		}
+	} else if err != nil {
+		return nil, fmt.Errorf("read callback keys: %w", err)
+	}
+	kr, err := callback.ParseKeyring(string(b))
+	if err != nil {
+		return nil, usagef("callback keys %s: %v", filepath.Base(path), err)
+	}
+	return kr, nil
 }
 
 // pushDispatcher delivers push webhooks through the destination policy,

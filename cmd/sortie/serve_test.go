@@ -21,7 +21,14 @@ import (
 // URL; the process is stopped with SIGTERM at cleanup, and must exit 0.
 func startServe(t *testing.T, c *cli, env []string, args ...string) (string, *exec.Cmd) {
 	t.Helper()
-	cmd := c.cmd(append([]string{"serve", "--listen", "127.0.0.1:0", "--in-process"}, args...)...)
+	return startServeCmd(t, c, env, append([]string{"--in-process"}, args...)...), nil
+}
+
+// startServeCmd runs `sortie serve` with args (workers are subprocesses
+// unless args has --in-process).
+func startServeCmd(t *testing.T, c *cli, env []string, args ...string) string {
+	t.Helper()
+	cmd := c.cmd(append([]string{"serve", "--listen", "127.0.0.1:0"}, args...)...)
 	cmd.Env = append(cmd.Env, env...)
 	stderr, err := cmd.StderrPipe()
 	if err != nil {
@@ -59,7 +66,7 @@ func startServe(t *testing.T, c *cli, env []string, args ...string) (string, *ex
 			t.Error("sortie serve did not exit within 30 s of SIGTERM")
 		}
 	})
-	return url, cmd
+	return url
 }
 
 // TestHostFlagRunsAgainstServe: the README's main job against `sortie
@@ -186,5 +193,34 @@ func TestServeDeliversSignedPushWebhooks(t *testing.T) {
 		case <-deadline:
 			t.Fatal("no webhook with the completed run within 20 s")
 		}
+	}
+}
+
+// TestServeWorkerCallbacks: with --worker-callbacks the "sortie worker"
+// subprocesses report over signed HTTP callbacks to serve instead of
+// writing its state; the run completes with its events.
+func TestServeWorkerCallbacks(t *testing.T) {
+	c := newCLI(t)
+	url := startServeCmd(t, c, nil, "--worker-callbacks")
+	r := runCmd(t, (&cli{t: t, state: t.TempDir()}).cmd("--host", url, "run", "probe", "--var", "events=3", "--json"))
+	if r.code != 0 {
+		t.Fatalf("run over callbacks: exit %d: %s", r.code, r.stderr)
+	}
+	lines := strings.Split(strings.TrimSpace(r.stdout), "\n")
+	var last struct{ Run *sortie.Run }
+	if err := json.Unmarshal([]byte(lines[len(lines)-1]), &last); err != nil || last.Run == nil || last.Run.State != sortie.StateCompleted || len(lines) != 4 {
+		t.Fatalf("output %q: want 3 events and the completed run", r.stdout)
+	}
+	info, err := os.Stat(filepath.Join(c.state, "callback-keys"))
+	if err != nil || info.Mode().Perm() != 0o600 {
+		t.Fatalf("callback-keys in the state dir: %v, mode %v; want mode 0600", err, info)
+	}
+	log, err := os.ReadFile(filepath.Join(c.state, "logs", string(last.Run.ID)+"-1.log"))
+	if err != nil {
+		t.Fatalf("attempt log: %v", err)
+	}
+	key, _ := os.ReadFile(filepath.Join(c.state, "callback-keys"))
+	if secret := strings.TrimSpace(string(key)); strings.Contains(string(log), secret[strings.LastIndex(secret, ":")+1:]) {
+		t.Fatal("the attempt log holds the callback key's secret")
 	}
 }

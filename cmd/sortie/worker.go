@@ -35,7 +35,9 @@ only writes the messages. SIGTERM stops the attempt.`,
 				}
 				defer cp.Close()
 				mk = func(inv *sortie.Invocation) (functions.Reporter, error) {
-					return functions.NewControlPlaneReporter(cp, inv, ""), nil
+					// The invocation says how: the control plane, or
+					// callbacks to the host that launched it.
+					return functions.NewReporter(inv, cp, "", callbackClient)
 				}
 			default:
 				return usagef("--report %q: want control-plane or stdout", report)

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net/http"
+	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/config"
@@ -159,14 +161,14 @@ func (e *Env) RunJob(ctx context.Context, w *functions.Worker, cp sortie.Control
 	if err != nil {
 		return sortie.Outcome{}, fmt.Errorf("cloudrun job: %s: %w", EnvInvocation, err)
 	}
-	if inv.Report.Mode != sortie.ReportControlPlane {
-		return sortie.Outcome{}, fmt.Errorf("cloudrun job: run %s attempt %d: %w", inv.RunID, inv.Attempt,
-			sortie.Invalidf("report.mode", "%q is not available on this worker (only %q)", inv.Report.Mode, sortie.ReportControlPlane))
-	}
 	owner := "cloudrun-job:" + e.Execution
 	wk := *w
 	wk.Owner = owner
-	rep := &finishNoter{Reporter: functions.NewControlPlaneReporter(cp, inv, owner)}
+	inner, err := functions.NewReporter(inv, cp, owner, callbackClient)
+	if err != nil {
+		return sortie.Outcome{}, fmt.Errorf("cloudrun job: run %s attempt %d: %w", inv.RunID, inv.Attempt, err)
+	}
+	rep := &finishNoter{Reporter: inner}
 	o, err := wk.Execute(ctx, inv, rep)
 	if err != nil && !rep.finishing && refused(err) {
 		return o, nil
@@ -190,3 +192,8 @@ func (r *finishNoter) Finish(ctx context.Context, o sortie.Outcome) error {
 	r.finishing = true
 	return r.Reporter.Finish(ctx, o)
 }
+
+// callbackClient sends callbacks of invocations that report to their host
+// over HTTPS (the URL comes from the invocation, which only callers the
+// service or job authenticates can send).
+var callbackClient = &http.Client{Timeout: 30 * time.Second}

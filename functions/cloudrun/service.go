@@ -161,7 +161,12 @@ func (h *Handler) start(inv *sortie.Invocation) (int, Answer) {
 	claimed := make(chan error, 1)
 	wk := *h.Worker
 	wk.Owner = "cloudrun-service:" + inv.LaunchID
-	rep := &claimNoter{Reporter: functions.NewControlPlaneReporter(h.ControlPlane, inv, wk.Owner), claimed: claimed}
+	inner, err := functions.NewReporter(inv, h.ControlPlane, wk.Owner, callbackClient)
+	if err != nil {
+		a.Status, a.Error = "not-executed", err.Error()
+		return http.StatusBadRequest, a
+	}
+	rep := &claimNoter{Reporter: inner, claimed: claimed}
 	h.wg.Add(1)
 	go func() {
 		defer h.wg.Done()
@@ -169,7 +174,7 @@ func (h *Handler) start(inv *sortie.Invocation) (int, Answer) {
 			h.logger().Warn("cloudrun service: attempt", "run", inv.RunID, "attempt", inv.Attempt, "err", err)
 		}
 	}()
-	err := <-claimed
+	err = <-claimed
 	switch {
 	case err == nil:
 		a.Status = "claimed"

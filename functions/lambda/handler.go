@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"log/slog"
 	"math"
+	"net/http"
 	"time"
 
 	"github.com/aws/aws-lambda-go/lambdacontext"
@@ -118,12 +119,12 @@ func (h *Handler) work(ctx context.Context, event []byte) (*Response, error) {
 	if err != nil {
 		return nil, fmt.Errorf("lambda worker: %w", err)
 	}
-	if inv.Report.Mode != sortie.ReportControlPlane {
-		return nil, fmt.Errorf("lambda worker: run %s attempt %d: %w", inv.RunID, inv.Attempt,
-			sortie.Invalidf("report.mode", "%q is not available on this worker (only %q)", inv.Report.Mode, sortie.ReportControlPlane))
-	}
 	owner := owner(ctx)
-	rep := &usageReporter{Reporter: functions.NewControlPlaneReporter(h.ControlPlane, inv, owner), began: began}
+	inner, err := functions.NewReporter(inv, h.ControlPlane, owner, callbackClient)
+	if err != nil {
+		return nil, fmt.Errorf("lambda worker: run %s attempt %d: %w", inv.RunID, inv.Attempt, err)
+	}
+	rep := &usageReporter{Reporter: inner, began: began}
 	ctx, cancel := stopAhead(ctx)
 	defer cancel()
 	w := *h.Worker // this invocation's worker, named in its logs
@@ -198,3 +199,8 @@ func (r *usageReporter) Finish(ctx context.Context, o sortie.Outcome) error {
 }
 
 var errNoEngine = errors.New("this function has no engine to reconcile with")
+
+// callbackClient sends callbacks of invocations that report to their host
+// over HTTPS (the URL comes from the invocation, which only principals
+// allowed to invoke the function can send).
+var callbackClient = &http.Client{Timeout: 30 * time.Second}
