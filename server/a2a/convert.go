@@ -193,7 +193,7 @@ func messageIDOf(run *sortie.Run) string {
 // task is run as an A2A task.
 func task(run *sortie.Run, historyLength *int) *a2a.Task {
 	t := &a2a.Task{ID: a2a.TaskID(run.ID), ContextID: contextOf(run), Status: status(run),
-		History: history(run, historyLength),
+		History:  history(run, historyLength),
 		Metadata: map[string]any{MetaAgent: run.Agent.Name, MetaAttempt: run.Attempt}}
 	if run.State == sortie.StateCompleted {
 		t.Artifacts = []*a2a.Artifact{resultArtifact(run)}

@@ -18,6 +18,8 @@ var fieldNames = map[string]string{
 	"idempotency_key": "message.messageId",
 	"agent":           "message.metadata." + SkillKey,
 	"run_id":          "id",
+	"page_size":       "pageSize",
+	"page_token":      "pageToken",
 }
 
 // invalid is an A2A invalid-params error naming field.
