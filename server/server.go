@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"go.opentelemetry.io/contrib/instrumentation/net/http/otelhttp"
+	"go.opentelemetry.io/otel/propagation"
 
 	"github.com/sortie-run/sortie"
 )
@@ -99,8 +100,18 @@ func New(opts Options) (*Server, error) {
 	s.opts.MaxWait = orDefault(opts.MaxWait, 30*time.Second)
 	s.hub = newHub(opts.Engine, s.opts.FollowPoll, s.log)
 	s.handler = otelhttp.NewHandler(s.logRequests(s.routes()), "sortie.http",
-		otelhttp.WithSpanNameFormatter(func(_ string, r *http.Request) string { return r.Method + " " + r.Pattern }))
+		otelhttp.WithPropagators(propagation.TraceContext{}),
+		otelhttp.WithSpanNameFormatter(spanName))
 	return s, nil
+}
+
+// spanName names a request's server span by its route pattern
+// ("POST /v1/runs"), never by its path (which holds IDs).
+func spanName(_ string, r *http.Request) string {
+	if r.Pattern != "" {
+		return r.Pattern
+	}
+	return r.Method
 }
 
 func orDefault(d, def time.Duration) time.Duration {

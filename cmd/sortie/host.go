@@ -198,6 +198,7 @@ func (g *globals) launcher(cp *sqlite.ControlPlane, dir string, log *slog.Logger
 	env := append(local.DefaultEnv(), "SORTIE_STATE_DIR="+dir, "SORTIE_LOG_LEVEL="+g.workerLogLevel())
 	env = append(env, g.configEnvVars()...)
 	env = append(env, g.dest.env()...)
+	env = append(env, otelEnvVars()...)
 	if g.runtimes != "" {
 		abs, err := filepath.Abs(g.runtimes)
 		if err != nil {

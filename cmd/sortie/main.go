@@ -41,9 +41,15 @@ func main() {
 }
 
 func execute(ctx context.Context, args []string) int {
+	stopTracing, err := setupTracing(ctx)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "sortie:", err)
+		return 2
+	}
+	defer stopTracing()
 	root := newRoot()
 	root.SetArgs(args)
-	err := root.ExecuteContext(ctx)
+	err = root.ExecuteContext(ctx)
 	if err == nil {
 		return 0
 	}
