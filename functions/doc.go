@@ -17,8 +17,11 @@
 //     its stderr, and nothing of the host's environment but [ExecSpec.Env].
 //
 // Reporters: [NewControlPlaneReporter] writes to a [sortie.ControlPlane],
-// [NewStreamReporter] writes NDJSON messages to a stream (the stdout of
-// `sortie worker`, see [Worker.ServeStdio]), and [Tee] combines them. The
+// [NewCallbackReporter] posts signed callbacks to the host that launched
+// the attempt (package server/callback), [NewReporter] picks one of them by
+// the invocation's report mode, [NewStreamReporter] writes NDJSON messages
+// to a stream (the stdout of `sortie worker`, see [Worker.ServeStdio]), and
+// [Tee] combines them. The
 // NDJSON codec is [MessageReader], [WriteMessage] and [ReadInvocation].
 //
 // Inline configuration (secrets a submission carries, sealed by the engine)
@@ -29,7 +32,11 @@
 // any other variable.
 //
 // Handlers see the attempt through a [Call]: its variables, numbered events
-// ([Call.Emit]), resume data, inline configuration and logger. They end an attempt with a value
+// ([Call.Emit]), resume data, inline configuration, logger, and the HTTP
+// client every outbound call must use ([Call.HTTPClient], bound by the
+// destination policy [Worker.Destinations]). Each attempt is traced: a
+// span "sortie.attempt" under the invocation's traceparent, with
+// "sortie.claim" and "sortie.finish"; an exec command gets TRACEPARENT. They end an attempt with a value
 // (the result), an error (retryable unless wrapped by [Permanent] or
 // [Rejected]) or [Interrupt] (input-required or auth-required).
 package functions
