@@ -15,6 +15,8 @@ import (
 // requestHandler implements [a2asrv.RequestHandler] over an engine: tasks
 // are runs.
 type requestHandler struct {
+	// live ends when the handler drains: streams and blocking waits stop.
+	live   context.Context
 	engine sortie.ExecutionEngine
 	client *sortie.Client
 	push   sortie.PushStore
@@ -24,6 +26,13 @@ type requestHandler struct {
 }
 
 var _ a2asrv.RequestHandler = (*requestHandler)(nil)
+
+// bounded returns ctx ended also by the handler's drain.
+func (h *requestHandler) bounded(ctx context.Context) (context.Context, context.CancelFunc) {
+	ctx, cancel := context.WithCancel(ctx)
+	stop := context.AfterFunc(h.live, cancel)
+	return ctx, func() { stop(); cancel() }
+}
 
 func newRequestHandler(engine sortie.ExecutionEngine, o *settings) *requestHandler {
 	return &requestHandler{engine: engine, client: sortie.NewClient(engine, &sortie.ClientOptions{PollInterval: o.PollInterval}),

@@ -25,9 +25,10 @@ import (
 // rig is a Sortie host serving A2A on a loopback HTTP server, and an
 // a2a-go client of it.
 type rig struct {
-	host   *remotetest.Host
-	srv    *httptest.Server
-	client *a2aclient.Client
+	host    *remotetest.Host
+	handler *a2aserver.Handler
+	srv     *httptest.Server
+	client  *a2aclient.Client
 }
 
 func manifests(a sortie.Agents) []sortie.Manifest {
@@ -40,8 +41,13 @@ func newRig(t *testing.T, opts *a2aserver.Options, hostOpts *remotetest.Options)
 	return serve(t, h, h.Engine, opts)
 }
 
-// serve serves engine of host h over A2A on loopback.
+// serve serves engine of host h over A2A on loopback, through the
+// middleware wrap when not nil.
 func serve(t *testing.T, h *remotetest.Host, engine sortie.ExecutionEngine, opts *a2aserver.Options) *rig {
+	return serveWrapped(t, h, engine, opts, nil)
+}
+
+func serveWrapped(t *testing.T, h *remotetest.Host, engine sortie.ExecutionEngine, opts *a2aserver.Options, wrap func(http.Handler) http.Handler) *rig {
 	t.Helper()
 	if opts == nil {
 		opts = &a2aserver.Options{}
@@ -51,9 +57,13 @@ func serve(t *testing.T, h *remotetest.Host, engine sortie.ExecutionEngine, opts
 	if err != nil {
 		t.Fatalf("a2a.New = %v", err)
 	}
-	srv := httptest.NewServer(handler)
+	var served http.Handler = handler
+	if wrap != nil {
+		served = wrap(handler)
+	}
+	srv := httptest.NewServer(served)
 	t.Cleanup(srv.Close)
-	return &rig{host: h, srv: srv, client: newClient(t, srv.URL)}
+	return &rig{host: h, handler: handler, srv: srv, client: newClient(t, srv.URL)}
 }
 
 // newClient resolves the agent card at base and returns a client of it.

@@ -36,16 +36,8 @@ func (h *requestHandler) SendMessage(ctx context.Context, req *a2a.SendMessageRe
 	}
 	run := s.run
 	if req.Config == nil || !req.Config.ReturnImmediately {
-		wctx, cancel := context.WithTimeout(ctx, h.opts.MaxBlock)
-		done, err := h.client.Wait(wctx, run.ID)
-		cancel()
-		switch {
-		case err == nil:
-			run = done
-		case ctx.Err() != nil:
-			return nil, ctx.Err()
-		case !errors.Is(err, context.DeadlineExceeded):
-			return nil, fromSortie(err, h.log)
+		if run, err = h.wait(ctx, run); err != nil {
+			return nil, err
 		}
 	}
 	var hl *int
@@ -53,6 +45,29 @@ func (h *requestHandler) SendMessage(ctx context.Context, req *a2a.SendMessageRe
 		hl = req.Config.HistoryLength
 	}
 	return task(run, hl), nil
+}
+
+// wait waits up to MaxBlock (or the drain) for run to finish or pause and
+// returns it as it is then.
+func (h *requestHandler) wait(ctx context.Context, run *sortie.Run) (*sortie.Run, error) {
+	wctx, cancel := h.bounded(ctx)
+	defer cancel()
+	wctx, cancelBlock := context.WithTimeout(wctx, h.opts.MaxBlock)
+	defer cancelBlock()
+	done, err := h.client.Wait(wctx, run.ID)
+	switch {
+	case err == nil:
+		return done, nil
+	case ctx.Err() != nil:
+		return nil, ctx.Err()
+	case errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled):
+		got, gerr := h.engine.Get(ctx, run.ID)
+		if gerr != nil {
+			return run, nil
+		}
+		return got, nil
+	}
+	return nil, fromSortie(err, h.log)
 }
 
 // SendStreamingMessage starts a run (or resumes the message's task) and

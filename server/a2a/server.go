@@ -2,6 +2,7 @@ package a2a
 
 import (
 	"cmp"
+	"context"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -88,6 +89,9 @@ type Options struct {
 	// run when no in-process notification comes (workers in other
 	// processes). Optional; defaults to 200 ms.
 	PollInterval time.Duration
+	// KeepAlive is the interval of SSE comment lines that keep idle streams
+	// open through proxies. Optional; defaults to 15 s.
+	KeepAlive time.Duration
 	// Interceptors run around every A2A call (authentication, auditing).
 	// Optional.
 	Interceptors []a2asrv.CallInterceptor
@@ -105,6 +109,7 @@ type Handler struct {
 	jsonrpc http.Handler
 	rest    http.Handler
 	maxBody int64
+	drain   context.CancelFunc
 }
 
 // New returns a handler that serves the runs of engine, offering agents as
@@ -120,14 +125,25 @@ func New(engine sortie.ExecutionEngine, agents []sortie.Manifest, opts *Options)
 		return nil, err
 	}
 	rh := newRequestHandler(engine, o)
+	var drain context.CancelFunc
+	rh.live, drain = context.WithCancel(context.Background())
 	ih := &a2asrv.InterceptedHandler{Handler: rh, Interceptors: o.Interceptors, Logger: o.Logger}
+	keep := a2asrv.WithTransportKeepAlive(o.KeepAlive)
 	return &Handler{
 		card:    newCardSource(o, rh.agents, rh.push != nil),
-		jsonrpc: a2asrv.NewJSONRPCHandler(ih),
-		rest:    http.StripPrefix(RESTPath, a2asrv.NewRESTHandler(ih)),
+		jsonrpc: a2asrv.NewJSONRPCHandler(ih, keep),
+		rest:    http.StripPrefix(RESTPath, a2asrv.NewRESTHandler(ih, keep)),
 		maxBody: o.MaxBodyBytes,
+		drain:   drain,
 	}, nil
 }
+
+// Drain ends every live stream (without a final event; clients resume
+// with [ResumeAfterParam]) and every blocking SendMessage (which returns
+// the task as it is), so a server shutting down is not held open by
+// them. Requests after Drain are served as before, with streams ending at
+// once. Call it when the HTTP server starts shutting down.
+func (h *Handler) Drain() { h.drain() }
 
 // settings are the options with defaults applied and the agents sorted.
 type settings struct {
@@ -155,8 +171,8 @@ func withDefaults(engine sortie.ExecutionEngine, agents []sortie.Manifest, opts 
 	if o.DefaultAgent != "" && !slices.ContainsFunc(o.agents, func(m sortie.Manifest) bool { return m.Name == o.DefaultAgent }) {
 		return nil, sortie.Invalidf("default_agent", "%q is not one of the agents", o.DefaultAgent)
 	}
-	if o.MaxBodyBytes < 0 || o.MaxBlock < 0 || o.CancelWait < 0 || o.PollInterval < 0 {
-		return nil, sortie.Invalidf("options", "max_body_bytes, max_block, cancel_wait and poll_interval must not be negative")
+	if o.MaxBodyBytes < 0 || o.MaxBlock < 0 || o.CancelWait < 0 || o.PollInterval < 0 || o.KeepAlive < 0 {
+		return nil, sortie.Invalidf("options", "max_body_bytes, max_block, cancel_wait, poll_interval and keep_alive must not be negative")
 	}
 	if o.PushStore == nil {
 		if h, ok := engine.(interface{ ControlPlane() sortie.ControlPlane }); ok {
@@ -170,6 +186,7 @@ func withDefaults(engine sortie.ExecutionEngine, agents []sortie.Manifest, opts 
 	o.MaxBlock = cmp.Or(o.MaxBlock, 60*time.Second)
 	o.CancelWait = cmp.Or(o.CancelWait, 5*time.Second)
 	o.PollInterval = cmp.Or(o.PollInterval, 200*time.Millisecond)
+	o.KeepAlive = cmp.Or(o.KeepAlive, 15*time.Second)
 	if o.Logger == nil {
 		o.Logger = slog.Default()
 	}
@@ -184,11 +201,20 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		h.card.ServeHTTP(w, r)
 	case r.URL.Path == JSONRPCPath:
 		r.Body = http.MaxBytesReader(w, r.Body, h.maxBody)
-		h.jsonrpc.ServeHTTP(w, r)
+		h.jsonrpc.ServeHTTP(flusher{w}, r)
 	case strings.HasPrefix(r.URL.Path, RESTPath+"/"):
 		r.Body = http.MaxBytesReader(w, r.Body, h.maxBody)
-		h.rest.ServeHTTP(w, r)
+		h.rest.ServeHTTP(flusher{w}, r)
 	default:
 		http.NotFound(w, r)
 	}
 }
+
+// flusher makes a response writer an http.Flusher, which a2a-go's SSE
+// writer asserts, also when middleware wrapped it in a type that only
+// offers Unwrap (the flush goes through http.ResponseController).
+type flusher struct{ http.ResponseWriter }
+
+func (f flusher) Flush() { _ = http.NewResponseController(f.ResponseWriter).Flush() }
+
+func (f flusher) Unwrap() http.ResponseWriter { return f.ResponseWriter }

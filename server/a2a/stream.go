@@ -78,13 +78,18 @@ func tail(ctx context.Context, e sortie.ExecutionEngine, id sortie.RunID) (sorti
 
 // stream yields run as a task, then its events after the cursor, then the
 // final events once it is terminal or paused.
+// A drain ends the stream without a final event.
 func (h *requestHandler) stream(ctx context.Context, run *sortie.Run, after sortie.Cursor, yield func(a2a.Event, error) bool) {
 	if !yield(task(run, nil), nil) {
 		return
 	}
-	for u, err := range h.client.Follow(ctx, run.ID, after) {
+	fctx, cancel := h.bounded(ctx)
+	defer cancel()
+	for u, err := range h.client.Follow(fctx, run.ID, after) {
 		if err != nil {
-			yield(nil, fromSortie(err, h.log))
+			if h.live.Err() == nil || ctx.Err() != nil {
+				yield(nil, fromSortie(err, h.log))
+			}
 			return
 		}
 		if u.Event != nil {
