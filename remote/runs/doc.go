@@ -3,9 +3,14 @@
 // groups runs.
 //
 // [Transport] works over any sortie.ExecutionEngine, so the same code calls
-// an engine in this process (a *sortie.Engine) or a remote host (an HTTP
-// engine of its API): a [Dialer] returns the engine of an agent URL, and
-// [Single] serves one engine under one URL.
+// an engine in this process (a *sortie.Engine) or a remote host through its
+// HTTP API (server/httpengine): a [Dialer] returns the engine of an agent
+// URL, and [Single] serves one engine under one URL. For hosts at their
+// URLs:
+//
+//	tr := runs.New(func(_ context.Context, u string) (sortie.ExecutionEngine, error) {
+//		return httpengine.New(u, &httpengine.Options{Token: token})
+//	}, nil)
 //
 // A call's message becomes the run's variables: [remote.Message.Data] is a
 // JSON object whose keys are the variables, and [remote.Message.Text], when
@@ -20,8 +25,8 @@
 // ("ATTEMPT.SEQ"); [remote.SubscribeRequest.After] resumes after a cursor
 // without losing or repeating an event.
 //
-// Push configurations need an engine that implements [PushConfigs], or a
-// *sortie.Engine whose control plane does (every control plane in this
-// module); a Sortie host signs every delivery with its own webhook key, so
+// Push configurations need an engine that implements [PushConfigs] (the
+// HTTP engine does), or a *sortie.Engine whose control plane is a
+// sortie.PushStore (every control plane in this module); a Sortie host signs every delivery with its own webhook key, so
 // [remote.PushConfig] Token and Auth are refused rather than stored.
 package runs

@@ -9,15 +9,24 @@ import (
 	"github.com/sortie-run/sortie/remote"
 )
 
-// PushConfigs is the push-configuration surface of a Sortie host, with
-// the methods and error contract of [sortie.PushStore]: every control plane
-// in this module has it, and an engine of a remote host may implement it
-// over the host's API.
+// PushConfigs is the push-configuration surface of a Sortie host, with the
+// error contract of [sortie.PushStore]. An engine of a remote host
+// implements it over the host's API (server/httpengine does); for an engine
+// in this process, the transport uses its control plane's
+// [sortie.PushStore].
 type PushConfigs interface {
-	PutPushConfig(ctx context.Context, cfg *sortie.PushConfig, nowMs int64) (*sortie.PushConfig, error)
+	PutPushConfig(ctx context.Context, cfg *sortie.PushConfig) (*sortie.PushConfig, error)
 	GetPushConfig(ctx context.Context, run sortie.RunID, id string) (*sortie.PushConfig, error)
 	ListPushConfigs(ctx context.Context, run sortie.RunID) ([]sortie.PushConfig, error)
 	DeletePushConfig(ctx context.Context, run sortie.RunID, id string) error
+}
+
+// storeConfigs adapts a control plane's [sortie.PushStore] to
+// [PushConfigs].
+type storeConfigs struct{ sortie.PushStore }
+
+func (s storeConfigs) PutPushConfig(ctx context.Context, cfg *sortie.PushConfig) (*sortie.PushConfig, error) {
+	return s.PushStore.PutPushConfig(ctx, cfg, time.Now().UnixMilli())
 }
 
 // pushConfigs returns the push surface of the engine at agentURL: the
@@ -38,8 +47,8 @@ func (t *Transport) pushConfigs(ctx context.Context, agentURL, taskID string) (P
 		return p, id, nil
 	}
 	if h, ok := e.(interface{ ControlPlane() sortie.ControlPlane }); ok {
-		if p, ok := h.ControlPlane().(PushConfigs); ok {
-			return p, id, nil
+		if p, ok := h.ControlPlane().(sortie.PushStore); ok {
+			return storeConfigs{p}, id, nil
 		}
 	}
 	return nil, "", fmt.Errorf("runs: push configurations of %s: %w", agentURL, remote.ErrUnsupported)
@@ -63,7 +72,7 @@ func (t *Transport) SetPushConfig(ctx context.Context, agentURL, taskID, configI
 	if configID == "" {
 		configID = sortie.NewLaunchID()
 	}
-	stored, err := p.PutPushConfig(ctx, &sortie.PushConfig{RunID: id, ID: configID, URL: cfg.URL, KeyID: cfg.KeyID}, time.Now().UnixMilli())
+	stored, err := p.PutPushConfig(ctx, &sortie.PushConfig{RunID: id, ID: configID, URL: cfg.URL, KeyID: cfg.KeyID})
 	if err != nil {
 		return nil, taskErr("set a push configuration of", taskID, err)
 	}
