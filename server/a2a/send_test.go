@@ -1,6 +1,7 @@
 package a2a_test
 
 import (
+	"errors"
 	"strings"
 	"testing"
 
@@ -115,5 +116,19 @@ func TestBadMessagesAreRefusedNamingTheField(t *testing.T) {
 	page, err := r.host.Engine.List(testCtx(t), sortie.ListQuery{})
 	if err != nil || len(page.Runs) != 0 {
 		t.Errorf("runs after refused messages: %d, %v; want none", len(page.Runs), err)
+	}
+}
+
+func TestAnOversizeBodyIsRefusedBeforeItIsRead(t *testing.T) {
+	r := newRig(t, &a2aserver.Options{DefaultAgent: "probe", MaxBodyBytes: 4096}, nil)
+	m := msg(t, `{}`, "")
+	m.Parts = a2a.ContentParts{a2a.NewTextPart(strings.Repeat("a", 8192))}
+	_, err := r.client.SendMessage(testCtx(t), &a2a.SendMessageRequest{Message: m})
+	if !errors.Is(err, a2a.ErrInvalidRequest) || !strings.Contains(err.Error(), "limit 4096") {
+		t.Errorf("SendMessage(8 KiB body, limit 4 KiB) = %v, want invalid request naming the limit", err)
+	}
+	page, err := r.host.Engine.List(testCtx(t), sortie.ListQuery{})
+	if err != nil || len(page.Runs) != 0 {
+		t.Errorf("runs after an oversize body: %d, %v; want none", len(page.Runs), err)
 	}
 }

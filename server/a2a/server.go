@@ -3,6 +3,7 @@ package a2a
 import (
 	"cmp"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -199,6 +200,8 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	switch {
 	case r.URL.Path == CardPath:
 		h.card.ServeHTTP(w, r)
+	case r.ContentLength > h.maxBody && (r.URL.Path == JSONRPCPath || strings.HasPrefix(r.URL.Path, RESTPath+"/")):
+		h.tooLarge(w, r)
 	case r.URL.Path == JSONRPCPath:
 		r.Body = http.MaxBytesReader(w, r.Body, h.maxBody)
 		h.jsonrpc.ServeHTTP(flusher{w}, r)
@@ -208,6 +211,22 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	default:
 		http.NotFound(w, r)
 	}
+}
+
+// tooLarge refuses a body whose declared length is over the limit, before
+// reading it: a JSON-RPC invalid-request error, or 413 on the REST binding.
+// (A body without a declared length is cut at the limit while it is read,
+// which a2a-go reports as a parse error.)
+func (h *Handler) tooLarge(w http.ResponseWriter, r *http.Request) {
+	msg := fmt.Sprintf("invalid body: %d bytes, limit %d", r.ContentLength, h.maxBody)
+	w.Header().Set("Content-Type", "application/json")
+	if r.URL.Path != JSONRPCPath {
+		w.WriteHeader(http.StatusRequestEntityTooLarge)
+		_ = json.NewEncoder(w).Encode(map[string]any{"error": map[string]any{"code": http.StatusRequestEntityTooLarge, "status": "INVALID_ARGUMENT", "message": msg}})
+		return
+	}
+	_ = json.NewEncoder(w).Encode(map[string]any{"jsonrpc": "2.0", "id": nil,
+		"error": map[string]any{"code": -32600, "message": msg}})
 }
 
 // flusher makes a response writer an http.Flusher, which a2a-go's SSE
