@@ -29,6 +29,10 @@ func (r *recorder) Write(b []byte) (int, error) {
 
 func (r *recorder) Unwrap() http.ResponseWriter { return r.ResponseWriter }
 
+// Flush implements http.Flusher for handlers that test for it (SSE
+// writers of other libraries).
+func (r *recorder) Flush() { _ = http.NewResponseController(r.ResponseWriter).Flush() }
+
 // logRequests logs one line per request: method, route pattern, status
 // and duration in ms. It never logs headers, query or body (they may
 // carry tokens or secrets).

@@ -32,7 +32,8 @@ type Options struct {
 	// Optional; without it those routes answer 404.
 	Callbacks http.Handler
 	// A2A serves the A2A binding: the agent card at
-	// /.well-known/agent-card.json and the JSON-RPC endpoint at /a2a.
+	// /.well-known/agent-card.json and the JSON-RPC endpoint at /a2a (REST
+	// under /a2a/). A Drain method, if it has one, is called at shutdown.
 	// Optional.
 	A2A http.Handler
 	// Pushes is told about each change of a run's push configurations and
@@ -204,5 +205,13 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener, grace time.Duration
 	return nil
 }
 
-// drain ends live streams and long polls.
-func (s *Server) drain() { s.drainOnce.Do(func() { close(s.draining) }) }
+// drain ends live streams and long polls, including the A2A handler's
+// when it has a Drain method.
+func (s *Server) drain() {
+	s.drainOnce.Do(func() {
+		close(s.draining)
+		if d, ok := s.opts.A2A.(interface{ Drain() }); ok {
+			d.Drain()
+		}
+	})
+}

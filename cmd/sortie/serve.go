@@ -5,17 +5,21 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
 	"net"
 	"net/netip"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
 
+	"github.com/sortie-run/sortie"
 	"github.com/sortie-run/sortie/destination"
 	"github.com/sortie-run/sortie/server"
+	a2aserver "github.com/sortie-run/sortie/server/a2a"
 	"github.com/sortie-run/sortie/server/callback"
 	"github.com/sortie-run/sortie/server/push"
 )
@@ -125,6 +129,11 @@ func serve(ctx context.Context, g *globals, s *serveFlags, h *host, tokens []str
 	}
 	opts := server.Options{Engine: h.engine, APITokens: tokens, Logger: h.log, FollowPoll: s.followPoll,
 		Pushes: pushes, CheckPushURL: policy.Check}
+	agents := slices.SortedFunc(maps.Values(h.agents), func(a, b sortie.Manifest) int { return strings.Compare(a.Name, b.Name) })
+	if opts.A2A, err = a2aserver.New(h.engine, agents, &a2aserver.Options{
+		PublicURL: s.publicURL, PushChanged: pushes.Notify, CheckPushURL: policy.Check, Logger: h.log}); err != nil {
+		return err
+	}
 	if s.keyring != nil {
 		if opts.Callbacks, err = callback.NewHandler(h.cp, s.keyring, &callback.HandlerOptions{Logger: h.log}); err != nil {
 			return err
