@@ -40,10 +40,11 @@ func newServeCmd(g *globals) *cobra.Command {
 	s := &serveFlags{}
 	c := &cobra.Command{
 		Use:   "serve",
-		Short: "Serve the HTTP API (submit, follow over SSE, cancel, resume, push webhooks) on the embedded engine",
+		Short: "Serve the HTTP API (submit, follow over SSE, cancel, resume, push webhooks) and A2A on the embedded engine",
 		Long: `serve runs the host: the HTTP API of package server over the embedded engine
-(SQLite control plane in --state-dir, local launcher), its reconciler, and push
-webhook delivery. Clients use it with "sortie --host URL <command>" or the Go
+(SQLite control plane in --state-dir, local launcher), the A2A binding (agent card
+at /.well-known/agent-card.json, JSON-RPC and REST under /a2a), its reconciler, and
+push webhook delivery. Clients use it with "sortie --host URL <command>" or the Go
 client's HTTP transport. API tokens come from SORTIE_API_TOKENS (comma-separated)
 or --api-tokens-file (one a line); without any, serve listens on loopback only.
 SIGINT or SIGTERM shuts down gracefully: requests in flight finish, event streams
