@@ -95,9 +95,20 @@ type PushStore interface {
 	// DeliveredVersion is kept at the maximum of the stored and the given
 	// value. ErrNotFound when the configuration was deleted meanwhile.
 	UpdatePushDelivery(ctx context.Context, run RunID, id string, d PushDelivery) error
-	// PendingPushConfigs returns up to limit (1..1000) configurations that
-	// are not Done, whose NextAttemptMs is at most nowMs, in no particular
-	// order. The dispatcher compares each with its run to decide what to
-	// deliver.
-	PendingPushConfigs(ctx context.Context, nowMs int64, limit int) ([]PushConfig, error)
+	// PendingPushConfigs returns a page of up to limit (1..1000)
+	// configurations that are not Done and whose NextAttemptMs is at most
+	// nowMs, and the opaque token of the next page: "" after the last
+	// page. pageToken is "" for the first page, else a token a previous
+	// call returned (nowMs may differ between the calls). Pages follow a
+	// stable order (this module's drivers: NextAttemptMs first, then run ID
+	// and ID; DynamoDB's push index order), so a walk from the first page
+	// to the last returns exactly once every configuration pending
+	// throughout whose delivery progress is not updated meanwhile; one
+	// added, updated (delivered, retried later, Done) or deleted meanwhile
+	// may be returned twice or left out. A page may hold fewer than limit
+	// configurations and still have a next page. The dispatcher compares
+	// each with its run to decide what to deliver. Errors:
+	// ErrInvalidArgument ([*ValidationError]) naming "limit", or
+	// "page_token" for a token this store did not make.
+	PendingPushConfigs(ctx context.Context, nowMs int64, limit int, pageToken string) (cfgs []PushConfig, next string, err error)
 }

@@ -1,14 +1,24 @@
 package controlplane
 
 import (
+	"bytes"
+	"cmp"
+	"encoding/base64"
+	"encoding/json"
 	"regexp"
 	"unicode/utf8"
 
 	"github.com/sortie-run/sortie"
 )
 
-// MaxPendingPushLimit is the largest limit of a PendingPushConfigs call.
-const MaxPendingPushLimit = 1000
+// Page sizes of [sortie.PushStore.PendingPushConfigs].
+const (
+	// DefaultPendingPushLimit is the page size a caller without a reason
+	// for another uses (the push dispatcher's default sweep page).
+	DefaultPendingPushLimit = 100
+	// MaxPendingPushLimit is the largest limit of a PendingPushConfigs call.
+	MaxPendingPushLimit = 1000
+)
 
 // MaxPushErrorBytes is the longest PushDelivery.LastError, bytes.
 const MaxPushErrorBytes = 256
@@ -71,4 +81,64 @@ func CheckPendingLimit(limit int) error {
 		return sortie.Invalidf("limit", "%d outside 1..%d", limit, MaxPendingPushLimit)
 	}
 	return nil
+}
+
+// PushPosition is the position a page of PendingPushConfigs continues
+// from: the last configuration of the previous page. Pending
+// configurations are ordered by NextAttemptMs, then run ID, then ID (see
+// [ComparePushPositions]). Its text form (see [PushPosition.Encode]) is
+// opaque to callers.
+type PushPosition struct {
+	// NextAttemptMs is the configuration's NextAttemptMs, Unix ms.
+	NextAttemptMs int64 `json:"next_attempt_ms"`
+	// RunID is the configuration's run.
+	RunID sortie.RunID `json:"push_run_id"`
+	// ID is the configuration's ID.
+	ID string `json:"push_id"`
+}
+
+// PushPositionOf returns the position of cfg.
+func PushPositionOf(cfg *sortie.PushConfig) PushPosition {
+	return PushPosition{NextAttemptMs: cfg.Delivery.NextAttemptMs, RunID: cfg.RunID, ID: cfg.ID}
+}
+
+// ComparePushPositions orders positions by NextAttemptMs, then RunID,
+// then ID: -1 when a comes first, 0 when equal, +1 otherwise.
+func ComparePushPositions(a, b PushPosition) int {
+	return cmp.Or(cmp.Compare(a.NextAttemptMs, b.NextAttemptMs), cmp.Compare(a.RunID, b.RunID), cmp.Compare(a.ID, b.ID))
+}
+
+// Encode returns the position's opaque text form: base64url (no padding)
+// of a small JSON object.
+func (p PushPosition) Encode() string {
+	b, _ := json.Marshal(p) // three plain fields always marshal
+	return base64.RawURLEncoding.EncodeToString(b)
+}
+
+// DecodePushPosition parses a position made by [PushPosition.Encode]. It
+// returns nil and no error for the empty string (the first page), and a
+// [*sortie.ValidationError] for field "page_token" (which matches
+// sortie.ErrInvalidArgument) for anything else that is not such a
+// position, a List page token included.
+func DecodePushPosition(s string) (*PushPosition, error) {
+	if s == "" {
+		return nil, nil
+	}
+	if len(s) > 1024 {
+		return nil, sortie.Invalidf("page_token", "%d bytes, limit 1024", len(s))
+	}
+	b, err := base64.RawURLEncoding.DecodeString(s)
+	if err != nil {
+		return nil, sortie.Invalidf("page_token", "not a page token from PendingPushConfigs: %v", err)
+	}
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.DisallowUnknownFields()
+	var p PushPosition
+	if err := dec.Decode(&p); err != nil || dec.More() {
+		return nil, sortie.Invalidf("page_token", "not a page token from PendingPushConfigs")
+	}
+	if p.NextAttemptMs < 0 || p.RunID.Validate() != nil || !pushIDPattern.MatchString(p.ID) {
+		return nil, sortie.Invalidf("page_token", "not a page token from PendingPushConfigs: bad position")
+	}
+	return &p, nil
 }

@@ -22,6 +22,9 @@ var pushProperties = []property{
 	{"PushDeliveredVersionNeverDecreases", testPushDeliveredMax},
 	{"PushPending", testPushPending},
 	{"PushPendingLimit", testPushPendingLimit},
+	{"PushPendingPagesReturnEachOnce", testPushPendingPages},
+	{"PushPendingPagesSkipNothingDue", testPushPendingPagesChanging},
+	{"PushPendingRefusesForgedTokens", testPushPendingForgedToken},
 	{"PushLeavesRunUnchanged", testPushLeavesRun},
 	{"PushClosedReturnsErrClosed", testPushClosed},
 }
@@ -177,7 +180,7 @@ func testPushBadInput(t *testing.T, f *fixture) {
 		wantErr(t, "PutPushConfig(bad "+name+")", err, sortie.ErrInvalidArgument)
 	}
 	for name, limit := range map[string]int{"0": 0, "-1": -1, "1001": 1001} {
-		_, err := ps.PendingPushConfigs(f.ctx, T0, limit)
+		_, _, err := ps.PendingPushConfigs(f.ctx, T0, limit, "")
 		if !errors.As(err, &ve) || ve.Field != "limit" {
 			t.Errorf("PendingPushConfigs(limit %s) = %v, want a ValidationError of limit", name, err)
 		}
@@ -204,10 +207,10 @@ func testPushUnknownRun(t *testing.T, f *fixture) {
 	wantErr(t, "DeletePushConfig(unknown run)", ps.DeletePushConfig(f.ctx, id, "hook"), sortie.ErrNotFound)
 	err = ps.UpdatePushDelivery(f.ctx, id, "hook", sortie.PushDelivery{DeliveredVersion: 1})
 	wantErr(t, "UpdatePushDelivery(unknown run)", err, sortie.ErrNotFound)
-	pending, err := ps.PendingPushConfigs(f.ctx, T0+10, 1000)
+	pending, next, err := ps.PendingPushConfigs(f.ctx, T0+10, 1000, "")
 	must(t, "PendingPushConfigs", err)
-	if len(pending) != 0 {
-		t.Errorf("PendingPushConfigs after a refused put on an unknown run = %v, want none", pushIDs(pending))
+	if len(pending) != 0 || next != "" {
+		t.Errorf("PendingPushConfigs after a refused put on an unknown run = %v, next %q, want none and no next page", pushIDs(pending), next)
 	}
 	if _, err := f.cp.Get(f.ctx, id); !errors.Is(err, sortie.ErrNotFound) {
 		t.Errorf("Get(unknown run) after push calls = %v, want ErrNotFound (no run created)", err)

@@ -46,16 +46,17 @@ func testPushDeliveredMax(t *testing.T, f *fixture) {
 	}
 }
 
-// pending returns the pending configurations at nowMs ordered by run and
-// ID, failing t when the call does.
-func (f *fixture) pending(nowMs int64, limit int) []sortie.PushConfig {
+// pending returns the first page of pending configurations at nowMs
+// ordered by run and ID, and the next page's token, failing t when the
+// call does.
+func (f *fixture) pending(nowMs int64, limit int) ([]sortie.PushConfig, string) {
 	f.t.Helper()
-	got, err := pushStore(f.t, f.cp).PendingPushConfigs(f.ctx, nowMs, limit)
-	must(f.t, fmt.Sprintf("PendingPushConfigs(%d, %d)", nowMs, limit), err)
+	got, next, err := pushStore(f.t, f.cp).PendingPushConfigs(f.ctx, nowMs, limit, "")
+	must(f.t, fmt.Sprintf("PendingPushConfigs(%d, %d, \"\")", nowMs, limit), err)
 	slices.SortFunc(got, func(a, b sortie.PushConfig) int {
 		return strings.Compare(string(a.RunID)+"/"+a.ID, string(b.RunID)+"/"+b.ID)
 	})
-	return got
+	return got, next
 }
 
 // wantPending fails t unless the pending configurations at nowMs are
@@ -69,8 +70,12 @@ func (f *fixture) wantPending(when string, nowMs int64, want ...[2]string) {
 	slices.SortFunc(cfgs, func(a, b sortie.PushConfig) int {
 		return strings.Compare(string(a.RunID)+"/"+a.ID, string(b.RunID)+"/"+b.ID)
 	})
-	if diff := cmp.Diff(cfgs, f.pending(nowMs, 1000), cmpopts.EquateEmpty()); diff != "" {
+	got, next := f.pending(nowMs, 1000)
+	if diff := cmp.Diff(cfgs, got, cmpopts.EquateEmpty()); diff != "" {
 		f.t.Errorf("PendingPushConfigs(%d, 1000) %s (-want +got):\n%s", nowMs, when, diff)
+	}
+	if next != "" {
+		f.t.Errorf("PendingPushConfigs(%d, 1000) %s: next page token %q, want \"\" (%d pending fit one page)", nowMs, when, next, len(got))
 	}
 }
 
@@ -106,13 +111,16 @@ func testPushPendingLimit(t *testing.T, f *fixture) {
 	for i := range 5 {
 		f.putPush(pushConfig(run.ID, fmt.Sprintf("hook-%d", i)), T0+1)
 	}
-	all := f.pending(T0+2, 1000)
-	if len(all) != 5 {
-		t.Fatalf("PendingPushConfigs(limit 1000) = %d configs %v, want 5", len(all), pushIDs(all))
+	all, next := f.pending(T0+2, 1000)
+	if len(all) != 5 || next != "" {
+		t.Fatalf("PendingPushConfigs(limit 1000) = %d configs %v, next %q, want 5 and no next page", len(all), pushIDs(all), next)
 	}
-	some := f.pending(T0+2, 2)
-	if len(some) != 2 {
-		t.Fatalf("PendingPushConfigs(limit 2) = %d configs %v, want 2", len(some), pushIDs(some))
+	if exact, next := f.pending(T0+2, 5); len(exact) != 5 || next != "" {
+		t.Errorf("PendingPushConfigs(limit 5 of 5 pending) = %d configs, next %q, want 5 and no next page", len(exact), next)
+	}
+	some, next := f.pending(T0+2, 2)
+	if len(some) != 2 || next == "" {
+		t.Fatalf("PendingPushConfigs(limit 2 of 5 pending) = %d configs %v, next %q, want 2 and a next page", len(some), pushIDs(some), next)
 	}
 	for _, c := range some {
 		if !slices.ContainsFunc(all, func(a sortie.PushConfig) bool { return cmp.Equal(a, c) }) {
@@ -156,7 +164,7 @@ func testPushClosed(t *testing.T, f *fixture) {
 		"UpdatePushDelivery": func() error {
 			return ps.UpdatePushDelivery(f.ctx, run.ID, "hook", sortie.PushDelivery{DeliveredVersion: 1})
 		},
-		"PendingPushConfigs": func() error { _, err := ps.PendingPushConfigs(f.ctx, T0+2, 10); return err },
+		"PendingPushConfigs": func() error { _, _, err := ps.PendingPushConfigs(f.ctx, T0+2, 10, ""); return err },
 	}
 	for name, call := range calls {
 		wantErr(t, name+" after Close", call(), sortie.ErrClosed)

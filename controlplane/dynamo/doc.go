@@ -118,7 +118,9 @@
 // the index; a stale version costs a lost condition (1) and a second
 // update of the rest. PendingPushConfigs queries the index and reads the
 // configurations with a strongly consistent BatchGetItem (1 read unit
-// each), filtering entries the eventually consistent index still shows.
+// each), filtering entries the eventually consistent index still shows;
+// its pages follow the index (NextAttemptMs first), and a page token is
+// the index position of the page's last configuration, signed like List's.
 //
 // A table created before the push index existed needs it added (the
 // terraform module adds it in place; `sortie dynamo create-table` does not

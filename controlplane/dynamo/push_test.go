@@ -1,11 +1,15 @@
 package dynamo_test
 
 import (
+	"errors"
+	"fmt"
 	"strings"
 	"testing"
 
 	"github.com/sortie-run/sortie"
+	"github.com/sortie-run/sortie/controlplane"
 	"github.com/sortie-run/sortie/controlplane/controlplanetest"
+	"github.com/sortie-run/sortie/controlplane/dynamo"
 )
 
 // TestPushCapacity measures, with what DynamoDB Local reports through
@@ -54,6 +58,56 @@ func TestPushCapacity(t *testing.T) {
 		t.Logf("%s: %v WRU (%v index), %v RRU, %d requests", s.name, wru, iwru, rru, after.Requests-before.Requests)
 		if s.wru >= 0 && (wru != s.wru || iwru != s.iwru) {
 			t.Errorf("%s consumed %v write units (%v for indexes), want %v (%v)", s.name, wru, iwru, s.wru, s.iwru)
+		}
+	}
+}
+
+// TestPendingPushTokensAreSigned shows PendingPushConfigs page tokens
+// signed per handle key: a token continues on a handle with the same
+// PageTokenKey, and one of a handle with another key, a well-formed
+// position without a signature, or one with another position's signature
+// is refused with a ValidationError of page_token.
+func TestPendingPushTokensAreSigned(t *testing.T) {
+	db, table := newTable(t)
+	key := []byte("a shared 32-byte page token key!")
+	a := open(t, db, table, &dynamo.Options{PageTokenKey: key})
+	b := open(t, newClient(), table, &dynamo.Options{PageTokenKey: key})
+	other := open(t, newClient(), table, nil)
+	ctx := t.Context()
+	run, _, err := a.Reserve(ctx, &sortie.Reservation{Run: controlplanetest.NewRun(T0), NowMs: T0})
+	if err != nil {
+		t.Fatalf("Reserve = %v", err)
+	}
+	for i := range 3 {
+		cfg := &sortie.PushConfig{RunID: run.ID, ID: fmt.Sprintf("hook-%d", i), URL: "https://hooks.example.com/in"}
+		if _, err := a.PutPushConfig(ctx, cfg, T0+1); err != nil {
+			t.Fatalf("PutPushConfig(%s) = %v", cfg.ID, err)
+		}
+	}
+	first, token, err := a.PendingPushConfigs(ctx, T0+2, 1, "")
+	if err != nil || len(first) != 1 || token == "" {
+		t.Fatalf("PendingPushConfigs(limit 1 of 3) = %d configs, next %q, %v; want 1 and a next page", len(first), token, err)
+	}
+	rest, next, err := b.PendingPushConfigs(ctx, T0+2, 10, token)
+	if err != nil || len(rest) != 2 || next != "" || rest[0].ID == first[0].ID || rest[1].ID == first[0].ID {
+		t.Errorf("PendingPushConfigs(a's token) on a handle with the same key = %d configs, next %q, %v; want the other 2 and no next page", len(rest), next, err)
+	}
+	pos, sig, _ := strings.Cut(token, ".")
+	unsigned := controlplane.PushPosition{RunID: run.ID, ID: "hook-0"}.Encode()
+	refused := map[string]struct {
+		cp    *dynamo.ControlPlane
+		token string
+	}{
+		"a token of a handle with another key": {other, token},
+		"a well-formed position, unsigned":     {a, unsigned},
+		"a position with another's signature":  {a, unsigned + "." + sig},
+		"the position without its signature":   {a, pos},
+	}
+	for name, tc := range refused {
+		_, _, err := tc.cp.PendingPushConfigs(ctx, T0+2, 10, tc.token)
+		var ve *sortie.ValidationError
+		if !errors.As(err, &ve) || ve.Field != "page_token" {
+			t.Errorf("PendingPushConfigs(%s) = %v, want a ValidationError of page_token", name, err)
 		}
 	}
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"slices"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
@@ -109,75 +108,6 @@ func (c *ControlPlane) updateDelivery(ctx context.Context, run sortie.RunID, id 
 	}
 	c.units.call("", c.units.wrote(capOf(out.ConsumedCapacity)...))
 	return nil
-}
-
-// PendingPushConfigs implements [sortie.PushStore.PendingPushConfigs]
-// with the sparse [IndexPush]: it queries keys due at nowMs, oldest
-// NextAttemptMs first, reads the configurations with a strongly consistent
-// BatchGetItem and keeps those still pending (the index is eventually
-// consistent, so an entry may be stale for a moment).
-func (c *ControlPlane) PendingPushConfigs(ctx context.Context, nowMs int64, limit int) ([]sortie.PushConfig, error) {
-	if err := controlplane.CheckPendingLimit(limit); err != nil {
-		return nil, err
-	}
-	if err := c.ready("pending push configs"); err != nil {
-		return nil, err
-	}
-	p := dynamodb.NewQueryPaginator(c.db, &dynamodb.QueryInput{
-		TableName: aws.String(c.table), IndexName: aws.String(IndexPush),
-		KeyConditionExpression:    aws.String("#p = :p AND #d <= :now"),
-		ExpressionAttributeNames:  map[string]string{"#p": AttrPushPK, "#d": AttrPushDue},
-		ExpressionAttributeValues: item{":p": attrS(PushPartition), ":now": attrN(nowMs)},
-		Limit:                     aws.Int32(int32(limit)),
-		ReturnConsumedCapacity:    types.ReturnConsumedCapacityIndexes,
-	})
-	out := []sortie.PushConfig{}
-	for p.HasMorePages() && len(out) < limit {
-		page, err := p.NextPage(ctx)
-		if err != nil {
-			c.units.call("", Capacity{})
-			return nil, wrap("pending push configs", apiErr("query index "+IndexPush, err))
-		}
-		c.units.call("", Capacity{ReadUnits: sum(capOf(page.ConsumedCapacity)...)})
-		cfgs, err := c.batchGetPush(ctx, page.Items)
-		if err != nil {
-			return nil, wrap("pending push configs", err)
-		}
-		for _, cfg := range cfgs {
-			if !cfg.Delivery.Done && cfg.Delivery.NextAttemptMs <= nowMs && len(out) < limit {
-				out = append(out, cfg)
-			}
-		}
-	}
-	return out, nil
-}
-
-// batchGetPush reads the configurations the index items point to,
-// strongly consistent, in the items' order; deleted ones are left out.
-func (c *ControlPlane) batchGetPush(ctx context.Context, keys []item) ([]sortie.PushConfig, error) {
-	found := map[[2]string]item{}
-	for chunk := range slices.Chunk(keys, 100) {
-		req := make([]item, len(chunk))
-		for i, k := range chunk {
-			req[i] = keyOf(valS(k, AttrPK), valS(k, AttrSK))
-		}
-		if err := c.batchGetItems(ctx, req, found); err != nil {
-			return nil, err
-		}
-	}
-	var out []sortie.PushConfig
-	for _, k := range keys {
-		it, ok := found[[2]string{valS(k, AttrPK), valS(k, AttrSK)}]
-		if !ok {
-			continue
-		}
-		cfg, err := decodePush(it)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, *cfg)
-	}
-	return out, nil
 }
 
 // batchGetItems reads up to 100 keys, trying unprocessed keys again, into

@@ -70,13 +70,13 @@ func ExampleControlPlane_PutPushConfig() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	pending, _ := cp.PendingPushConfigs(ctx, now, 10)
+	pending, _, _ := cp.PendingPushConfigs(ctx, now, 10, "")
 	fmt.Println(cfg.ID, cfg.URL, "pending:", len(pending))
 	err = cp.UpdatePushDelivery(ctx, run.ID, "ops", sortie.PushDelivery{DeliveredVersion: run.Version, Done: true})
 	if err != nil {
 		log.Fatal(err)
 	}
-	pending, _ = cp.PendingPushConfigs(ctx, now, 10)
+	pending, _, _ = cp.PendingPushConfigs(ctx, now, 10, "")
 	fmt.Println("after delivery, pending:", len(pending))
 	// Output:
 	// ops https://hooks.example.com/sortie pending: 1

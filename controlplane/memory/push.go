@@ -118,27 +118,36 @@ func (c *ControlPlane) UpdatePushDelivery(_ context.Context, run sortie.RunID, i
 	return nil
 }
 
-// PendingPushConfigs implements [sortie.PushStore.PendingPushConfigs],
-// ordered by NextAttemptMs, then run and ID.
-func (c *ControlPlane) PendingPushConfigs(_ context.Context, nowMs int64, limit int) ([]sortie.PushConfig, error) {
+// PendingPushConfigs implements [sortie.PushStore.PendingPushConfigs]:
+// pages ordered by NextAttemptMs, then run and ID; a page token is the
+// position of the previous page's last configuration
+// ([controlplane.PushPosition]).
+func (c *ControlPlane) PendingPushConfigs(_ context.Context, nowMs int64, limit int, pageToken string) ([]sortie.PushConfig, string, error) {
 	if err := controlplane.CheckPendingLimit(limit); err != nil {
-		return nil, err
+		return nil, "", err
+	}
+	after, err := controlplane.DecodePushPosition(pageToken)
+	if err != nil {
+		return nil, "", err
 	}
 	if err := c.lock("pending push configs"); err != nil {
-		return nil, err
+		return nil, "", err
 	}
 	defer c.mu.Unlock()
 	out := []sortie.PushConfig{}
 	for _, byID := range c.push {
 		for _, cfg := range byID {
-			if !cfg.Delivery.Done && cfg.Delivery.NextAttemptMs <= nowMs {
+			due := !cfg.Delivery.Done && cfg.Delivery.NextAttemptMs <= nowMs
+			if due && (after == nil || controlplane.ComparePushPositions(controlplane.PushPositionOf(&cfg), *after) > 0) {
 				out = append(out, cfg)
 			}
 		}
 	}
 	slices.SortFunc(out, func(a, b sortie.PushConfig) int {
-		return cmp.Or(cmp.Compare(a.Delivery.NextAttemptMs, b.Delivery.NextAttemptMs),
-			cmp.Compare(a.RunID, b.RunID), cmp.Compare(a.ID, b.ID))
+		return controlplane.ComparePushPositions(controlplane.PushPositionOf(&a), controlplane.PushPositionOf(&b))
 	})
-	return out[:min(len(out), limit)], nil
+	if len(out) <= limit {
+		return out, "", nil
+	}
+	return out[:limit], controlplane.PushPositionOf(&out[limit-1]).Encode(), nil
 }

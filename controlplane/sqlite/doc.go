@@ -31,7 +31,8 @@
 // idempotency records are keyed (scope, key) with their run ID, request hash
 // and expires_ms. Push configurations ([sortie.PushStore]) are keyed
 // (run_id, id) with their delivery progress in columns; a partial index of
-// those not done serves PendingPushConfigs, and UpdatePushDelivery keeps
+// those not done serves the pages of PendingPushConfigs in
+// (next_attempt_ms, run_id, id) order, and UpdatePushDelivery keeps
 // delivered_version at the maximum in its one UPDATE. A schema_version
 // table lets Open create and migrate the schema idempotently, also when
 // several processes open a new file at once; a file of an earlier release

@@ -49,7 +49,8 @@ func TestQueriesUseIndexes(t *testing.T) {
 	}
 	for _, tc := range []plan{
 		{"Expired", "runs_lease", expiredQuery, []any{1, 10}},
-		{"PendingPushConfigs", "push_pending", pendingQuery, []any{1, 10}},
+		{"PendingPushConfigs", "push_pending", pendingQuery, []any{1, -1, "", "", 10}},
+		{"PendingPushConfigs(page 2)", "push_pending", pendingQuery, []any{100, 5, string(tok.ID), "hook", 10}},
 		list("List", "runs_created", sortie.ListQuery{}, nil),
 		list("List(page 2)", "runs_created", sortie.ListQuery{}, tok),
 		list("List(context)", "runs_context", sortie.ListQuery{ContextID: "c"}, nil),

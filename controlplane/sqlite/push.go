@@ -187,25 +187,40 @@ func (c *ControlPlane) UpdatePushDelivery(ctx context.Context, run sortie.RunID,
 	return c.wrap("update push delivery", err)
 }
 
-// pendingQuery selects due configurations through the partial index
-// push_pending.
+// pendingQuery selects due configurations after a position
+// (next_attempt_ms, run_id, id) through the partial index push_pending,
+// whose entries carry the primary key, in index order: ?1 is nowMs, ?2..?4
+// the position (-1 and empty strings for the first page), ?5 the limit.
 const pendingQuery = `SELECT ` + pushColumns + ` FROM push_configs
-	WHERE done = 0 AND next_attempt_ms <= ? ORDER BY next_attempt_ms LIMIT ?`
+	WHERE done = 0 AND next_attempt_ms <= ?1 AND (next_attempt_ms, run_id, id) > (?2, ?3, ?4)
+	ORDER BY next_attempt_ms, run_id, id LIMIT ?5`
 
-// PendingPushConfigs implements [sortie.PushStore.PendingPushConfigs],
-// oldest NextAttemptMs first, through a partial index of the configurations
-// not done.
-func (c *ControlPlane) PendingPushConfigs(ctx context.Context, nowMs int64, limit int) ([]sortie.PushConfig, error) {
+// PendingPushConfigs implements [sortie.PushStore.PendingPushConfigs]:
+// pages ordered by NextAttemptMs, then run and ID, read through a partial
+// index of the configurations not done; a page token is the position of
+// the previous page's last configuration ([controlplane.PushPosition]).
+// One row more than limit is read to know whether a next page exists.
+func (c *ControlPlane) PendingPushConfigs(ctx context.Context, nowMs int64, limit int, pageToken string) ([]sortie.PushConfig, string, error) {
 	if err := controlplane.CheckPendingLimit(limit); err != nil {
-		return nil, err
+		return nil, "", err
+	}
+	after, err := controlplane.DecodePushPosition(pageToken)
+	if err != nil {
+		return nil, "", err
 	}
 	if err := c.ready("pending push configs"); err != nil {
-		return nil, err
+		return nil, "", err
 	}
-	rows, err := c.rq.QueryContext(ctx, pendingQuery, nowMs, limit)
+	if after == nil {
+		after = &controlplane.PushPosition{NextAttemptMs: -1}
+	}
+	rows, err := c.rq.QueryContext(ctx, pendingQuery, nowMs, after.NextAttemptMs, string(after.RunID), after.ID, limit+1)
 	if err != nil {
-		return nil, c.wrap("pending push configs", dbErr("list pending push configs", err))
+		return nil, "", c.wrap("pending push configs", dbErr("list pending push configs", err))
 	}
 	out, err := scanPushRows(rows)
-	return out, c.wrap("pending push configs", err)
+	if err != nil || len(out) <= limit {
+		return out, "", c.wrap("pending push configs", err)
+	}
+	return out[:limit], controlplane.PushPositionOf(&out[limit-1]).Encode(), nil
 }

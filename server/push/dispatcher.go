@@ -22,7 +22,8 @@ const (
 	DefaultRequestTimeout = 10 * time.Second
 	DefaultConcurrency    = 16
 	DefaultSweepInterval  = time.Second
-	DefaultSweepLimit     = 100
+	DefaultSweepLimit     = controlplane.DefaultPendingPushLimit
+	DefaultSweepMax       = 10_000
 )
 
 // MaxResponseBytes is how much of a receiver's response body is read (and
@@ -64,12 +65,20 @@ type Options struct {
 	// processes, retries due after a backoff and work left by an earlier
 	// host. Optional; defaults to 1 s.
 	SweepInterval time.Duration
-	// SweepLimit is how many pending configurations one sweep reads,
-	// 1..1000. The store does not know run versions, so every
-	// configuration of a live run is pending, delivered or not: with more
-	// than SweepLimit of them a sweep may miss some (Notify has no such
-	// limit). Optional; defaults to 100.
+	// SweepLimit is the page size of a sweep's reads of pending
+	// configurations, 1..1000. The store does not know run versions, so
+	// every configuration of a live run is pending, delivered or not: a
+	// sweep reads them all, page by page, up to SweepMax. Optional;
+	// defaults to 100.
 	SweepLimit int
+	// SweepMax bounds how many pending configurations one sweep reads (in
+	// pages of SweepLimit). A sweep that stops at the bound keeps its page
+	// token and the next sweep continues from it, so with more pending
+	// configurations than SweepMax every one is still looked at within
+	// 2·ceil(pending/SweepMax) sweeps; a sweep that reaches the last page
+	// makes the next one start over. A sweep costs one store call per page
+	// and one run read per run of a page. Optional; defaults to 10,000.
+	SweepMax int
 	// Logger receives delivery failures (Warn) and successes (Debug); it
 	// never sees a URL's query. Optional; defaults to slog.Default().
 	Logger *slog.Logger
@@ -92,6 +101,7 @@ func (o *Options) withDefaults() (Options, error) {
 		{"max_failures", int64(r.MaxFailures)}, {"backoff_base", int64(r.BackoffBase)},
 		{"backoff_max", int64(r.BackoffMax)}, {"request_timeout", int64(r.RequestTimeout)},
 		{"concurrency", int64(r.Concurrency)}, {"sweep_interval", int64(r.SweepInterval)},
+		{"sweep_max", int64(r.SweepMax)},
 	} {
 		if f.v < 0 {
 			return r, sortie.Invalidf(f.name, "%d must not be negative", f.v)
@@ -104,6 +114,7 @@ func (o *Options) withDefaults() (Options, error) {
 	r.Concurrency = cmpOr(r.Concurrency, DefaultConcurrency)
 	r.SweepInterval = cmpOr(r.SweepInterval, DefaultSweepInterval)
 	r.SweepLimit = cmpOr(r.SweepLimit, DefaultSweepLimit)
+	r.SweepMax = cmpOr(r.SweepMax, DefaultSweepMax)
 	if r.SweepLimit < 1 || r.SweepLimit > controlplane.MaxPendingPushLimit {
 		return r, sortie.Invalidf("sweep_limit", "%d outside 1..%d", r.SweepLimit, controlplane.MaxPendingPushLimit)
 	}
@@ -146,6 +157,10 @@ type Dispatcher struct {
 	sem    chan struct{}
 	wake   chan struct{}
 	wg     sync.WaitGroup
+
+	// sweepToken is where the next sweep continues ("" from the start);
+	// only the one Run loop uses it.
+	sweepToken string
 
 	mu       sync.Mutex
 	stopped  bool

@@ -56,5 +56,10 @@
 // [Dispatcher.Run] in a goroutine, calls [Dispatcher.Notify] when a run or
 // its push configurations change, and calls [Dispatcher.Shutdown] on the
 // way out. The sweep of [Dispatcher.Run] also finds changes written by
-// other processes (workers reporting to the control plane directly).
+// other processes (workers reporting to the control plane directly) and
+// retries that came due: each sweep reads the store's pending
+// configurations page by page ([Options.SweepLimit]), up to
+// [Options.SweepMax], and the next sweep continues where it stopped, so
+// configurations of live runs that are up to date never hide one that is
+// not.
 package push

@@ -37,6 +37,7 @@ func TestNewRefusesBadArgumentsNamingTheField(t *testing.T) {
 		{"unknown primary", e.cp, e.cp, client, push.Keys{Primary: "b", Signers: map[string]*sign.Signer{"a": signer}}, nil, "keys.primary"},
 		{"negative max failures", e.cp, e.cp, client, e.keys, &push.Options{MaxFailures: -1}, "max_failures"},
 		{"sweep limit over 1000", e.cp, e.cp, client, e.keys, &push.Options{SweepLimit: 1001}, "sweep_limit"},
+		{"negative sweep max", e.cp, e.cp, client, e.keys, &push.Options{SweepMax: -1}, "sweep_max"},
 		{"backoff max below base", e.cp, e.cp, client, e.keys, &push.Options{BackoffBase: time.Minute, BackoffMax: time.Second}, "backoff_max"},
 	} {
 		_, err := push.New(tc.store, tc.runs, tc.cl, tc.keys, tc.opts)

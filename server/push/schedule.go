@@ -28,15 +28,35 @@ type delivered struct {
 	fp      [32]byte
 }
 
-// sweep looks at the pending configurations of the store.
+// sweep reads the store's pending configurations page by page, from
+// where the last sweep stopped, and looks at each page's runs, until the
+// last page (the next sweep starts over) or SweepMax configurations (the
+// next sweep continues from the page token). On a refused page token it
+// starts over next time; on another error it tries the same page again.
 func (d *Dispatcher) sweep(ctx context.Context) {
-	cfgs, err := d.store.PendingPushConfigs(ctx, d.nowMs(), d.o.SweepLimit)
-	if err != nil {
-		if ctx.Err() == nil {
-			d.log.Warn("push: sweep pending configurations", "error", err)
+	for read := 0; read < d.o.SweepMax && ctx.Err() == nil; {
+		limit := min(d.o.SweepLimit, d.o.SweepMax-read)
+		cfgs, next, err := d.store.PendingPushConfigs(ctx, d.nowMs(), limit, d.sweepToken)
+		if err != nil {
+			if errors.Is(err, sortie.ErrInvalidArgument) {
+				d.sweepToken = ""
+			}
+			if ctx.Err() == nil {
+				d.log.Warn("push: sweep pending configurations", "error", err)
+			}
+			return
 		}
-		return
+		read += limit
+		d.sweepToken = next
+		d.considerPage(ctx, cfgs)
+		if next == "" {
+			return
+		}
 	}
+}
+
+// considerPage looks at a page of pending configurations, run by run.
+func (d *Dispatcher) considerPage(ctx context.Context, cfgs []sortie.PushConfig) {
 	byRun := map[sortie.RunID][]sortie.PushConfig{}
 	var order []sortie.RunID
 	for _, c := range cfgs {
