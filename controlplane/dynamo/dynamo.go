@@ -28,7 +28,7 @@ var _ API = (*dynamodb.Client)(nil)
 
 // Options configures [New]. A nil *Options means the defaults.
 type Options struct {
-	// PageTokenKey signs List page tokens (HMAC-SHA256), so a client cannot
+	// PageTokenKey signs page tokens of List and PendingPushConfigs (HMAC-SHA256, under separate labels), so a client cannot
 	// forge a position. Every handle serving the same clients needs the
 	// same key. Optional; defaults to 32 random bytes per handle, and then
 	// a token is only good on the handle that made it, until it closes.
