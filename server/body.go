@@ -63,9 +63,6 @@ func compileSchemas() (schemas, error) {
 	return out, nil
 }
 
-// errTooLarge is returned (wrapped in a [bodyError]) for a body over its limit.
-var errTooLarge = errors.New("request body too large")
-
 // bodyError is a request body refused before anything ran.
 type bodyError struct {
 	status int
