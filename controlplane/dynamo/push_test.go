@@ -93,7 +93,11 @@ func TestPendingPushTokensAreSigned(t *testing.T) {
 		t.Errorf("PendingPushConfigs(a's token) on a handle with the same key = %d configs, next %q, %v; want the other 2 and no next page", len(rest), next, err)
 	}
 	pos, sig, _ := strings.Cut(token, ".")
-	unsigned := controlplane.PushPosition{RunID: run.ID, ID: "hook-0"}.Encode()
+	otherID := "hook-0" // a position other than the token's own
+	if first[0].ID == otherID {
+		otherID = "hook-1"
+	}
+	unsigned := controlplane.PushPosition{RunID: run.ID, ID: otherID}.Encode()
 	refused := map[string]struct {
 		cp    *dynamo.ControlPlane
 		token string
