@@ -3,6 +3,7 @@ package server_test
 import (
 	"bufio"
 	"context"
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"runtime"
@@ -14,6 +15,8 @@ import (
 
 	"github.com/sortie-run/sortie"
 	"github.com/sortie-run/sortie/functions"
+	"github.com/sortie-run/sortie/server"
+	"github.com/sortie-run/sortie/server/httpengine"
 )
 
 // gated emits events once the gate opens, recording when each was emitted.
@@ -141,4 +144,78 @@ func followOne(hc *http.Client, url string, connected *sync.WaitGroup, g *gated)
 		g.mu.Unlock()
 	}
 	return out, fmt.Errorf("stream ended without the run: %v", sc.Err())
+}
+
+// BenchmarkHTTPSubmitToResult submits no-op probe runs over HTTP with
+// unique idempotency keys, 32 in flight, and waits for each result with a
+// long poll: the API's overhead on top of the embedded engine (SQLite,
+// every change durable; in-process workers). Reports runs/s and the p50
+// and p99 of submit → result.
+func BenchmarkHTTPSubmitToResult(b *testing.B) {
+	r := newRig(b, nil)
+	const inFlight = 32
+	hc := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: inFlight}}
+	remote, err := httpengine.New(r.http.URL, &httpengine.Options{HTTPClient: hc})
+	if err != nil {
+		b.Fatal(err)
+	}
+	var mu sync.Mutex
+	var lat []time.Duration
+	next := make(chan int)
+	var wg sync.WaitGroup
+	start := time.Now()
+	for range inFlight {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range next {
+				t0 := time.Now()
+				if err := submitAndWait(hc, remote, r.http.URL, i); err != nil {
+					b.Error(err)
+					return
+				}
+				mu.Lock()
+				lat = append(lat, time.Since(t0))
+				mu.Unlock()
+			}
+		}()
+	}
+	for i := 0; b.Loop(); i++ {
+		next <- i
+	}
+	close(next)
+	wg.Wait()
+	b.StopTimer()
+	slices.Sort(lat)
+	b.ReportMetric(float64(len(lat))/time.Since(start).Seconds(), "runs/s")
+	b.ReportMetric(ms(lat[len(lat)/2]), "p50-ms")
+	b.ReportMetric(ms(lat[len(lat)*99/100]), "p99-ms")
+}
+
+func submitAndWait(hc *http.Client, remote *httpengine.Engine, base string, i int) error {
+	run, err := remote.Submit(context.Background(), &sortie.SubmitRequest{Agent: "probe",
+		Variables: []byte(`{"events": 0}`), IdempotencyKey: fmt.Sprintf("bench-%d-%d", time.Now().UnixNano(), i)})
+	if err != nil {
+		return err
+	}
+	after := ""
+	for {
+		resp, err := hc.Get(base + "/v1/runs/" + run.ID.String() + "/events?wait_ms=10000&after=" + after)
+		if err != nil {
+			return err
+		}
+		var page server.EventsPage
+		err = json.NewDecoder(resp.Body).Decode(&page)
+		resp.Body.Close()
+		if err != nil {
+			return err
+		}
+		if page.Run != nil {
+			if page.Run.State != sortie.StateCompleted {
+				return fmt.Errorf("run %s ended %s", run.ID, page.Run.State)
+			}
+			return nil
+		}
+		after = page.NextCursor
+	}
 }

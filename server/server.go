@@ -182,7 +182,8 @@ func (s *Server) authenticate(h http.HandlerFunc) http.Handler {
 // for the launches they began to be handed to the launcher. It returns
 // nil after a clean shutdown.
 func (s *Server) Serve(ctx context.Context, ln net.Listener, grace time.Duration) error {
-	hs := &http.Server{Handler: s, ReadHeaderTimeout: 10 * time.Second, ErrorLog: slog.NewLogLogger(s.log.Handler(), slog.LevelWarn)}
+	hs := &http.Server{Handler: s, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute,
+		ErrorLog: slog.NewLogLogger(s.log.Handler(), slog.LevelWarn)}
 	hs.RegisterOnShutdown(s.drain)
 	errc := make(chan error, 1)
 	go func() { errc <- hs.Serve(ln) }()
