@@ -2,6 +2,7 @@ package sortie
 
 import (
 	"context"
+	"encoding/json"
 	"net/url"
 	"unicode/utf8"
 )
@@ -9,10 +10,26 @@ import (
 // MaxPushConfigs is how many push configurations one run may have.
 const MaxPushConfigs = 10
 
+// MaxSealedTokenBytes is the largest [PushConfig.SealedToken], in bytes.
+const MaxSealedTokenBytes = 4 << 10
+
+// Message formats of [PushConfig.Format].
+const (
+	// PushFormatSortie is the host's run payload (package server/push:
+	// {"type": "sortie.run.updated", ..., "data": {"run": ...}}). An empty
+	// Format means it too.
+	PushFormatSortie = "sortie"
+	// PushFormatA2A is the A2A push notification body: a StreamResponse
+	// holding the run as an A2A task, as the host's A2A GetTask returns it
+	// (package server/a2a).
+	PushFormatA2A = "a2a"
+)
+
 // PushConfig is a webhook a run's state changes are pushed to: an HTTPS
 // (or, when the destination policy allows it, HTTP) URL. Deliveries are
-// signed per Standard Webhooks with the host's webhook key KeyID; the
-// configuration never holds a secret.
+// signed per Standard Webhooks with the host's webhook key KeyID. The
+// configuration never holds a plaintext secret: a token the receiver asked
+// for is kept sealed by the host (SealedToken).
 type PushConfig struct {
 	// RunID is the run whose changes are pushed.
 	RunID RunID `json:"run_id"`
@@ -24,6 +41,17 @@ type PushConfig struct {
 	// KeyID names the host's webhook signing key. Optional; the host's
 	// primary key when empty.
 	KeyID string `json:"key_id,omitempty"`
+	// Format is the message format: "" or [PushFormatSortie] for the
+	// host's run payload, [PushFormatA2A] for the A2A task. Optional;
+	// defaults to "" (the run payload). A host without a renderer of the
+	// format ends the configuration at its first delivery.
+	Format string `json:"format,omitempty"`
+	// SealedToken is the token the receiver asked to get with every
+	// delivery (A2A's push notification token), envelope-sealed by the
+	// host and bound to RunID and ID; never plaintext. It is opaque to the
+	// control plane, which stores and returns it byte for byte. Optional;
+	// JSON of at most [MaxSealedTokenBytes] bytes.
+	SealedToken json.RawMessage `json:"sealed_token,omitempty"`
 	// CreatedMs is when the configuration was first stored, Unix ms; set by
 	// the control plane.
 	CreatedMs int64 `json:"created_ms,omitempty"`
@@ -66,7 +94,21 @@ func (p *PushConfig) Validate() error {
 		return invalidf("url", "%q must be an absolute http(s) URL without user info", p.URL)
 	}
 	if p.KeyID != "" {
-		return checkName("key_id", p.KeyID)
+		if err := checkName("key_id", p.KeyID); err != nil {
+			return err
+		}
+	}
+	switch p.Format {
+	case "", PushFormatSortie, PushFormatA2A:
+	default:
+		return invalidf("format", "%.70q is not a push message format (want %q or %q; empty for %q)",
+			p.Format, PushFormatSortie, PushFormatA2A, PushFormatSortie)
+	}
+	if len(p.SealedToken) > MaxSealedTokenBytes {
+		return invalidf("sealed_token", "%d bytes, limit %d", len(p.SealedToken), MaxSealedTokenBytes)
+	}
+	if len(p.SealedToken) > 0 && !json.Valid(p.SealedToken) {
+		return invalidf("sealed_token", "must be JSON (a sealed envelope)")
 	}
 	return nil
 }
@@ -76,8 +118,9 @@ func (p *PushConfig) Validate() error {
 // Every driver in this module implements it; controlplanetest checks it.
 type PushStore interface {
 	// PutPushConfig stores cfg, replacing the one with the same run and
-	// ID (its CreatedMs and Delivery are kept), and returns what is
-	// stored. A new configuration of a terminal run whose terminal version
+	// ID (URL, KeyID, Format and SealedToken are replaced, an empty one
+	// clearing the stored one; CreatedMs and Delivery are kept), and
+	// returns what is stored. A new configuration of a terminal run whose terminal version
 	// is not yet delivered is pending like any other. Errors:
 	// ErrInvalidArgument ([*ValidationError]) for a bad field or more than
 	// [MaxPushConfigs] for the run; ErrNotFound for an unknown run.

@@ -13,9 +13,11 @@ import (
 // pushProperties check [sortie.PushStore], which every driver implements.
 var pushProperties = []property{
 	{"PushRoundTrip", testPushRoundTrip},
+	{"PushSealedTokenIsCopied", testPushTokenCopied},
 	{"PushListOrderedPerRun", testPushList},
 	{"PushReplaceKeepsCreatedAndDelivery", testPushReplace},
 	{"PushRefusesBadInputStoresNothing", testPushBadInput},
+	{"PushRefusesBadFormatOrToken", testPushBadFormatOrToken},
 	{"PushLimitUnderConcurrency", testPushLimitConcurrent},
 	{"PushUnknownRunNotFound", testPushUnknownRun},
 	{"PushUnknownConfigNotFound", testPushUnknownConfig},
@@ -83,6 +85,7 @@ func testPushRoundTrip(t *testing.T, f *fixture) {
 	run := f.submitted(T0)
 	in := pushConfig(run.ID, "ops-hook")
 	in.KeyID = "webhook-2026"
+	in.Format, in.SealedToken = sortie.PushFormatA2A, sealedToken("ops-hook")
 	in.CreatedMs = 7
 	in.Delivery = sortie.PushDelivery{DeliveredVersion: 99, Done: true}
 	want := *in
@@ -93,6 +96,14 @@ func testPushRoundTrip(t *testing.T, f *fixture) {
 	}
 	if diff := cmp.Diff(&want, f.getPush(run.ID, "ops-hook")); diff != "" {
 		t.Errorf("GetPushConfig after PutPushConfig (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff([]sortie.PushConfig{want}, f.listPush(run.ID)); diff != "" {
+		t.Errorf("ListPushConfigs after PutPushConfig (-want +got):\n%s", diff)
+	}
+	pending, _, err := pushStore(t, f.cp).PendingPushConfigs(f.ctx, T0+10, 10, "")
+	must(t, "PendingPushConfigs", err)
+	if diff := cmp.Diff([]sortie.PushConfig{want}, pending); diff != "" {
+		t.Errorf("PendingPushConfigs after PutPushConfig (-want +got):\n%s", diff)
 	}
 	d := sortie.PushDelivery{DeliveredVersion: 3, Failures: 2, NextAttemptMs: T0 + 500, LastError: "HTTP 503"}
 	f.updatePush(run.ID, "ops-hook", d)
@@ -137,6 +148,7 @@ func testPushReplace(t *testing.T, f *fixture) {
 	f.updatePush(run.ID, "hook-03", d)
 	repl := pushConfig(run.ID, "hook-03")
 	repl.URL, repl.KeyID = "https://other.example.com/in", "webhook-next"
+	repl.Format, repl.SealedToken = sortie.PushFormatA2A, sealedToken("first")
 	repl.Delivery = sortie.PushDelivery{Done: true}
 	want := *repl
 	want.CreatedMs, want.Delivery = T0+1, d
@@ -146,6 +158,17 @@ func testPushReplace(t *testing.T, f *fixture) {
 	}
 	if diff := cmp.Diff(&want, f.getPush(run.ID, "hook-03")); diff != "" {
 		t.Errorf("GetPushConfig after replacement: CreatedMs and Delivery must be kept (-want +got):\n%s", diff)
+	}
+	repl.Format, repl.SealedToken = sortie.PushFormatSortie, sealedToken("second")
+	want.Format, want.SealedToken = repl.Format, repl.SealedToken
+	if diff := cmp.Diff(&want, f.putPush(repl, T0+60)); diff != "" {
+		t.Errorf("PutPushConfig(replacing format and sealed token) returned (-want +got):\n%s", diff)
+	}
+	repl.KeyID, repl.Format, repl.SealedToken = "", "", nil
+	want.KeyID, want.Format, want.SealedToken = "", "", nil
+	f.putPush(repl, T0+70)
+	if diff := cmp.Diff(&want, f.getPush(run.ID, "hook-03")); diff != "" {
+		t.Errorf("GetPushConfig after a replacement without key ID, format and token: they must be cleared (-want +got):\n%s", diff)
 	}
 	if n := len(f.listPush(run.ID)); n != sortie.MaxPushConfigs {
 		t.Errorf("ListPushConfigs after replacement = %d configs, want %d", n, sortie.MaxPushConfigs)

@@ -20,9 +20,10 @@ var errRetry = errors.New("lost a conditional write")
 
 // PutPushConfig implements [sortie.PushStore.PutPushConfig]. It reads the
 // run's push items and the run item with one strongly consistent Query; a
-// replacement is one UpdateItem of URL and key ID, conditional on the
-// configuration existing; a new configuration is one TransactWriteItems of
-// the item and the run's push counter, conditional on the counter being
+// replacement is one UpdateItem of URL, key ID, format and sealed token
+// (an empty one removes its attribute), conditional on the configuration
+// existing; a new configuration is one TransactWriteItems of the item and
+// the run's push counter, conditional on the counter being
 // under [sortie.MaxPushConfigs], so the limit holds across handles. A new
 // configuration starts with CreatedMs = nowMs and no delivery progress.
 // The run item is never written: runs are never deleted, so the read
@@ -99,15 +100,11 @@ func (c *ControlPlane) pushItems(ctx context.Context, run sortie.RunID) (bool, [
 	return found, cfgs, nil
 }
 
-// replacePush sets the URL and key ID of an existing configuration and
-// returns it; errRetry when it was deleted meanwhile.
+// replacePush sets the URL, key ID, format and sealed token of an
+// existing configuration and returns it; errRetry when it was deleted
+// meanwhile.
 func (c *ControlPlane) replacePush(ctx context.Context, cfg *sortie.PushConfig) (*sortie.PushConfig, error) {
-	names := map[string]string{"#pk": AttrPK, "#u": AttrURL, "#kid": AttrKeyID}
-	values := item{":u": attrS(cfg.URL)}
-	expr := "SET #u = :u REMOVE #kid"
-	if cfg.KeyID != "" {
-		expr, values[":kid"] = "SET #u = :u, #kid = :kid", attrS(cfg.KeyID)
-	}
+	expr, names, values := replaceUpdate(cfg)
 	out, err := c.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
 		TableName: aws.String(c.table), Key: pushKey(cfg.RunID, cfg.ID),
 		UpdateExpression: aws.String(expr), ConditionExpression: aws.String("attribute_exists(#pk)"),

@@ -6,6 +6,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/sortie-run/sortie"
 	"github.com/sortie-run/sortie/controlplane"
 	"github.com/sortie-run/sortie/controlplane/controlplanetest"
@@ -112,6 +115,56 @@ func TestPendingPushTokensAreSigned(t *testing.T) {
 		var ve *sortie.ValidationError
 		if !errors.As(err, &ve) || ve.Field != "page_token" {
 			t.Errorf("PendingPushConfigs(%s) = %v, want a ValidationError of page_token", name, err)
+		}
+	}
+}
+
+// TestPushFormatAndTokenAttributes reads a push configuration's item
+// straight from the table: the format is a string attribute and the
+// sealed token a binary one holding the bytes as given, and a replacement
+// without them removes both attributes (an empty field is never stored).
+func TestPushFormatAndTokenAttributes(t *testing.T) {
+	db, table := newTable(t)
+	cp := open(t, db, table, nil)
+	ctx := t.Context()
+	run, _, err := cp.Reserve(ctx, &sortie.Reservation{Run: controlplanetest.NewRun(T0), NowMs: T0})
+	if err != nil {
+		t.Fatalf("Reserve = %v", err)
+	}
+	tok := []byte(`{"v": 1, "ct": "c2VhbGVk"}`)
+	cfg := &sortie.PushConfig{RunID: run.ID, ID: "hook", URL: "https://hooks.example.com/in", Format: sortie.PushFormatA2A, SealedToken: tok}
+	item := func() map[string]types.AttributeValue {
+		t.Helper()
+		out, err := db.GetItem(ctx, &dynamodb.GetItemInput{TableName: aws.String(table), ConsistentRead: aws.Bool(true),
+			Key: map[string]types.AttributeValue{
+				dynamo.AttrPK: &types.AttributeValueMemberS{Value: "RUN#" + string(run.ID)},
+				dynamo.AttrSK: &types.AttributeValueMemberS{Value: "PUSH#hook"},
+			}})
+		if err != nil || len(out.Item) == 0 {
+			t.Fatalf("GetItem(push config hook) = %d attributes, %v; want the item", len(out.Item), err)
+		}
+		return out.Item
+	}
+	for _, step := range []string{"new", "replacement"} {
+		if _, err := cp.PutPushConfig(ctx, cfg, T0+1); err != nil {
+			t.Fatalf("PutPushConfig(%s, format and token) = %v", step, err)
+		}
+		it := item()
+		if f, ok := it[dynamo.AttrFormat].(*types.AttributeValueMemberS); !ok || f.Value != sortie.PushFormatA2A {
+			t.Errorf("%s item: %s = %#v, want the string %q", step, dynamo.AttrFormat, it[dynamo.AttrFormat], sortie.PushFormatA2A)
+		}
+		if b, ok := it[dynamo.AttrSealedToken].(*types.AttributeValueMemberB); !ok || string(b.Value) != string(tok) {
+			t.Errorf("%s item: %s = %#v, want the bytes %s", step, dynamo.AttrSealedToken, it[dynamo.AttrSealedToken], tok)
+		}
+	}
+	cfg.Format, cfg.SealedToken = "", nil
+	if _, err := cp.PutPushConfig(ctx, cfg, T0+2); err != nil {
+		t.Fatalf("PutPushConfig(replacement without format and token) = %v", err)
+	}
+	it := item()
+	for _, a := range []string{dynamo.AttrFormat, dynamo.AttrSealedToken} {
+		if v, ok := it[a]; ok {
+			t.Errorf("item after a replacement without format and token has %s = %#v, want no such attribute", a, v)
 		}
 	}
 }

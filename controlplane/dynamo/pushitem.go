@@ -1,6 +1,7 @@
 package dynamo
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"strings"
@@ -19,6 +20,13 @@ const (
 	pushPrefix  = "PUSH#"
 )
 
+// Attributes of a push configuration item, beside [AttrURL] and the others
+// of the table's list; both are absent when empty.
+const (
+	AttrFormat      = "fmt" // S: push config: Format, absent when empty
+	AttrSealedToken = "stk" // B: push config: SealedToken (opaque JSON bytes), absent when empty
+)
+
 func pushSK(id string) string { return pushPrefix + id }
 
 func pushKey(run sortie.RunID, id string) item { return keyOf(runPK(run), pushSK(id)) }
@@ -32,6 +40,12 @@ func newPushItem(cfg *sortie.PushConfig, nowMs int64) item {
 	it[AttrURL] = attrS(cfg.URL)
 	if cfg.KeyID != "" {
 		it[AttrKeyID] = attrS(cfg.KeyID)
+	}
+	if cfg.Format != "" {
+		it[AttrFormat] = attrS(cfg.Format)
+	}
+	if len(cfg.SealedToken) > 0 {
+		it[AttrSealedToken] = attrB(cfg.SealedToken)
 	}
 	it[AttrCreatedMs] = attrN(nowMs)
 	it[AttrDelivered] = attrN(0)
@@ -51,14 +65,49 @@ func decodePush(it item) (*sortie.PushConfig, error) {
 		return nil, fmt.Errorf("decode push config item %s %s: not a push config key", pk, sk)
 	}
 	_, pending := it[AttrPushPK]
+	var tok []byte
+	if b := valB(it, AttrSealedToken); len(b) > 0 {
+		tok = bytes.Clone(b)
+	}
 	return &sortie.PushConfig{
 		RunID: sortie.RunID(run), ID: id, URL: valS(it, AttrURL), KeyID: valS(it, AttrKeyID),
-		CreatedMs: valN(it, AttrCreatedMs),
+		Format: valS(it, AttrFormat), SealedToken: tok, CreatedMs: valN(it, AttrCreatedMs),
 		Delivery: sortie.PushDelivery{
 			DeliveredVersion: valN(it, AttrDelivered), Failures: int(valN(it, AttrFailures)),
 			NextAttemptMs: valN(it, AttrPushDue), LastError: valS(it, AttrLastError), Done: !pending,
 		},
 	}, nil
+}
+
+// replaceUpdate returns the update expression, names and values that set
+// the fields a client sets of cfg (URL, KeyID, Format, SealedToken),
+// removing those that are empty.
+func replaceUpdate(cfg *sortie.PushConfig) (string, map[string]string, item) {
+	names := map[string]string{"#pk": AttrPK, "#u": AttrURL}
+	values := item{":u": attrS(cfg.URL)}
+	set, remove := []string{"#u = :u"}, []string{}
+	for _, f := range []struct {
+		name, attr string
+		v          types.AttributeValue
+		empty      bool
+	}{
+		{"#kid", AttrKeyID, attrS(cfg.KeyID), cfg.KeyID == ""},
+		{"#fmt", AttrFormat, attrS(cfg.Format), cfg.Format == ""},
+		{"#stk", AttrSealedToken, attrB(cfg.SealedToken), len(cfg.SealedToken) == 0},
+	} {
+		names[f.name] = f.attr
+		if f.empty {
+			remove = append(remove, f.name)
+			continue
+		}
+		ph := ":" + f.name[1:]
+		set, values[ph] = append(set, f.name+" = "+ph), f.v
+	}
+	expr := "SET " + strings.Join(set, ", ")
+	if len(remove) > 0 {
+		expr += " REMOVE " + strings.Join(remove, ", ")
+	}
+	return expr, names, values
 }
 
 // deliveryUpdate returns the update expression, names and values that

@@ -1,6 +1,7 @@
 package memory
 
 import (
+	"bytes"
 	"cmp"
 	"context"
 	"fmt"
@@ -26,6 +27,7 @@ func (c *ControlPlane) PutPushConfig(_ context.Context, cfg *sortie.PushConfig, 
 	}
 	byID := c.push[cfg.RunID]
 	stored := *cfg
+	stored.SealedToken = bytes.Clone(cfg.SealedToken) // the caller keeps its slice
 	if old, ok := byID[cfg.ID]; ok {
 		stored.CreatedMs, stored.Delivery = old.CreatedMs, old.Delivery
 	} else {
@@ -39,7 +41,14 @@ func (c *ControlPlane) PutPushConfig(_ context.Context, cfg *sortie.PushConfig, 
 		c.push[cfg.RunID] = byID
 	}
 	byID[cfg.ID] = stored
-	return &stored, nil
+	return clonePush(stored), nil
+}
+
+// clonePush returns a copy of cfg that shares no memory with the stored
+// one.
+func clonePush(cfg sortie.PushConfig) *sortie.PushConfig {
+	cfg.SealedToken = bytes.Clone(cfg.SealedToken)
+	return &cfg
 }
 
 // GetPushConfig implements [sortie.PushStore.GetPushConfig].
@@ -55,7 +64,7 @@ func (c *ControlPlane) GetPushConfig(_ context.Context, run sortie.RunID, id str
 	if !ok {
 		return nil, fmt.Errorf("memory: get push config %s of run %s: %w", id, run, sortie.ErrNotFound)
 	}
-	return &cfg, nil
+	return clonePush(cfg), nil
 }
 
 // ListPushConfigs implements [sortie.PushStore.ListPushConfigs].
@@ -72,7 +81,7 @@ func (c *ControlPlane) ListPushConfigs(_ context.Context, run sortie.RunID) ([]s
 	}
 	out := []sortie.PushConfig{}
 	for _, cfg := range c.push[run] {
-		out = append(out, cfg)
+		out = append(out, *clonePush(cfg))
 	}
 	slices.SortFunc(out, func(a, b sortie.PushConfig) int { return cmp.Compare(a.ID, b.ID) })
 	return out, nil
@@ -139,7 +148,7 @@ func (c *ControlPlane) PendingPushConfigs(_ context.Context, nowMs int64, limit 
 		for _, cfg := range byID {
 			due := !cfg.Delivery.Done && cfg.Delivery.NextAttemptMs <= nowMs
 			if due && (after == nil || controlplane.ComparePushPositions(controlplane.PushPositionOf(&cfg), *after) > 0) {
-				out = append(out, cfg)
+				out = append(out, *clonePush(cfg))
 			}
 		}
 	}

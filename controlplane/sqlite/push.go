@@ -14,7 +14,7 @@ var _ sortie.PushStore = (*ControlPlane)(nil)
 
 // pushColumns are the columns scanPush reads, in its order.
 const pushColumns = `run_id, id, url, key_id, created_ms, delivered_version, failures,
-	next_attempt_ms, last_error, done`
+	next_attempt_ms, last_error, done, format, sealed_token`
 
 // PutPushConfig implements [sortie.PushStore.PutPushConfig] in one write
 // transaction, so the per-run limit holds across processes. A new
@@ -53,9 +53,10 @@ func putPush(ctx context.Context, tx *stmtCache, cfg *sortie.PushConfig, nowMs i
 		return nil, err
 	}
 	_, err = tx.ExecContext(ctx, `INSERT INTO push_configs (`+pushColumns+`)
-		VALUES (?, ?, ?, ?, ?, 0, 0, 0, '', 0)
-		ON CONFLICT (run_id, id) DO UPDATE SET url = excluded.url, key_id = excluded.key_id`,
-		string(cfg.RunID), cfg.ID, cfg.URL, cfg.KeyID, nowMs)
+		VALUES (?, ?, ?, ?, ?, 0, 0, 0, '', 0, ?, ?)
+		ON CONFLICT (run_id, id) DO UPDATE SET url = excluded.url, key_id = excluded.key_id,
+			format = excluded.format, sealed_token = excluded.sealed_token`,
+		string(cfg.RunID), cfg.ID, cfg.URL, cfg.KeyID, nowMs, cfg.Format, sealedToken(cfg.SealedToken))
 	if err != nil {
 		return nil, dbErr(fmt.Sprintf("store push config %s of run %s", cfg.ID, cfg.RunID), err)
 	}
@@ -73,12 +74,24 @@ func loadPush(ctx context.Context, q querier, run sortie.RunID, id string) (*sor
 	return cfg, nil
 }
 
+// sealedToken is the sealed_token column's value of tok: NULL when empty.
+func sealedToken(tok []byte) any {
+	if len(tok) == 0 {
+		return nil
+	}
+	return tok
+}
+
 // scanPush reads one row of pushColumns.
 func scanPush(row interface{ Scan(dest ...any) error }) (*sortie.PushConfig, error) {
 	var cfg sortie.PushConfig
+	var tok []byte
 	d := &cfg.Delivery
 	err := row.Scan(&cfg.RunID, &cfg.ID, &cfg.URL, &cfg.KeyID, &cfg.CreatedMs,
-		&d.DeliveredVersion, &d.Failures, &d.NextAttemptMs, &d.LastError, &d.Done)
+		&d.DeliveredVersion, &d.Failures, &d.NextAttemptMs, &d.LastError, &d.Done, &cfg.Format, &tok)
+	if len(tok) > 0 {
+		cfg.SealedToken = tok
+	}
 	return &cfg, err
 }
 

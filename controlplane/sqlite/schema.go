@@ -3,13 +3,22 @@ package sqlite
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
 )
 
+// migration moves the schema one version up: SQL run as it is, or, for a
+// step that must look at the file first (SQLite has no ADD COLUMN IF NOT
+// EXISTS), a function.
+type migration struct {
+	sql   string
+	apply func(ctx context.Context, conn *sql.Conn) error
+}
+
 // migrations[i] moves the schema from version i to version i+1. Append new
 // migrations; never edit a released one.
-var migrations = []string{
-	`CREATE TABLE runs (
+var migrations = []migration{
+	{sql: `CREATE TABLE runs (
 		id               TEXT PRIMARY KEY,
 		state            TEXT NOT NULL,
 		context_id       TEXT NOT NULL,
@@ -40,11 +49,11 @@ var migrations = []string{
 		expires_ms   INTEGER NOT NULL,
 		PRIMARY KEY (scope, key)
 	);
-	CREATE INDEX idempotency_expires ON idempotency (expires_ms);`,
+	CREATE INDEX idempotency_expires ON idempotency (expires_ms);`},
 	// Version 2: push configurations, one row per run and configuration
 	// ID, with its delivery progress; push_pending indexes the ones not
 	// done. IF NOT EXISTS keeps the step harmless on any file.
-	`CREATE TABLE IF NOT EXISTS push_configs (
+	{sql: `CREATE TABLE IF NOT EXISTS push_configs (
 		run_id            TEXT NOT NULL REFERENCES runs (id),
 		id                TEXT NOT NULL,
 		url               TEXT NOT NULL,
@@ -57,7 +66,54 @@ var migrations = []string{
 		done              INTEGER NOT NULL, -- 0 or 1
 		PRIMARY KEY (run_id, id)
 	) WITHOUT ROWID;
-	CREATE INDEX IF NOT EXISTS push_pending ON push_configs (next_attempt_ms) WHERE done = 0;`,
+	CREATE INDEX IF NOT EXISTS push_pending ON push_configs (next_attempt_ms) WHERE done = 0;`},
+	// Version 3: a push configuration's message format and sealed token.
+	{apply: addPushColumns},
+}
+
+// pushColumnsV3 are the columns version 3 adds to push_configs: format
+// (empty for the run payload) and sealed_token (NULL when none).
+var pushColumnsV3 = []struct{ name, decl string }{
+	{"format", "format TEXT NOT NULL DEFAULT ''"},
+	{"sealed_token", "sealed_token BLOB"},
+}
+
+// addPushColumns adds the columns of pushColumnsV3 that push_configs
+// lacks, so the step is harmless on a file that has some or all of them.
+func addPushColumns(ctx context.Context, conn *sql.Conn) error {
+	have := map[string]bool{}
+	rows, err := conn.QueryContext(ctx, `SELECT name FROM pragma_table_info('push_configs')`)
+	if err != nil {
+		return err
+	}
+	for rows.Next() {
+		var name string
+		if err := rows.Scan(&name); err != nil {
+			rows.Close()
+			return err
+		}
+		have[name] = true
+	}
+	if err := errors.Join(rows.Err(), rows.Close()); err != nil {
+		return err
+	}
+	for _, c := range pushColumnsV3 {
+		if have[c.name] {
+			continue
+		}
+		if _, err := conn.ExecContext(ctx, `ALTER TABLE push_configs ADD COLUMN `+c.decl); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (m migration) run(ctx context.Context, conn *sql.Conn) error {
+	if m.apply != nil {
+		return m.apply(ctx, conn)
+	}
+	_, err := conn.ExecContext(ctx, m.sql)
+	return err
 }
 
 // schemaVersion is the schema version this build creates and reads.
@@ -88,7 +144,7 @@ func migrate(ctx context.Context, conn *sql.Conn) (err error) {
 		return fmt.Errorf("schema version %d is newer than this build's %d", v, schemaVersion)
 	}
 	for ; v < schemaVersion; v++ {
-		if _, err := conn.ExecContext(ctx, migrations[v]); err != nil {
+		if err := migrations[v].run(ctx, conn); err != nil {
 			return dbErr(fmt.Sprintf("migrate schema to version %d", v+1), err)
 		}
 		if _, err := conn.ExecContext(ctx, `INSERT INTO schema_version (version) VALUES (?)`, v+1); err != nil {
