@@ -45,6 +45,10 @@ func (d *Dispatcher) deliver(ctx context.Context, k cfgKey) {
 		d.record(ctx, j, d.giveUp(prev, fmt.Sprintf("unknown webhook signing key %q", j.cfg.KeyID)))
 		return
 	}
+	if msg := d.unsupported(j.cfg); msg != "" {
+		d.record(ctx, j, d.giveUp(prev, msg))
+		return
+	}
 	now := d.o.Now()
 	status, err := d.post(ctx, j, signer, now)
 	if err != nil && d.base.Err() != nil {
@@ -85,10 +89,11 @@ func (d *Dispatcher) due(ctx context.Context, k cfgKey) (job, bool) {
 	return j, d.wants(cfg, run, j.fp)
 }
 
-// post sends the signed message and returns the response status; at most
-// MaxResponseBytes of the body are read, and redirects are the client's.
+// post sends the signed message, in the configuration's format and with
+// its token, and returns the response status; at most MaxResponseBytes of
+// the body are read, and redirects are the client's.
 func (d *Dispatcher) post(ctx context.Context, j job, signer *sign.Signer, now time.Time) (int, error) {
-	body, err := encode(j.pub, now.UnixMilli())
+	body, err := d.body(j, now.UnixMilli())
 	if err != nil {
 		return 0, err
 	}
@@ -101,6 +106,9 @@ func (d *Dispatcher) post(ctx context.Context, j job, signer *sign.Signer, now t
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("User-Agent", "sortie-push/1")
 	if err := signer.Header(req.Header, MessageID(j.k.run, j.k.id, j.run.Version), now, body); err != nil {
+		return 0, err
+	}
+	if err := d.setToken(ctx, req, j.cfg); err != nil {
 		return 0, err
 	}
 	resp, err := d.client.Do(req)
@@ -122,6 +130,10 @@ func (d *Dispatcher) outcome(j job, status int, err error, now time.Time) sortie
 	case err == nil && status == http.StatusGone:
 		return sortie.PushDelivery{DeliveredVersion: prev.DeliveredVersion, Failures: prev.Failures,
 			Done: true, LastError: "status 410 (the receiver unsubscribed)"}
+	}
+	var perm *permanent
+	if errors.As(err, &perm) {
+		return d.giveUp(prev, perm.msg)
 	}
 	msg := fmt.Sprintf("status %d", status)
 	if err != nil {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"net/http"
 	"sync"
 	"sync/atomic"
@@ -79,8 +80,33 @@ type Options struct {
 	// makes the next one start over. A sweep costs one store call per page
 	// and one run read per run of a page. Optional; defaults to 10,000.
 	SweepMax int
+	// Formats renders the messages of configurations whose Format is not
+	// "" or "sortie" (the run payload, [Payload]): the body is the JSON of
+	// what Formats[cfg.Format] returns for the run. The renderer gets a
+	// copy of the run as the store returned it, sealed configuration,
+	// resume input and checkpoint included, and alone decides what a
+	// receiver sees of it (server/a2a's "a2a" renders the run as its
+	// GetTask does). A renderer's error is a failed delivery, retried. A
+	// configuration whose format has no renderer ends at its first
+	// delivery with LastError `unknown push format "x": this host renders
+	// "sortie", ...`. Keys other than "" and "sortie"; no nil renderer.
+	// Optional; defaults to none.
+	Formats map[string]func(run *sortie.Run) (any, error)
+	// OpenToken returns the plaintext of cfg.SealedToken, which each
+	// delivery to cfg carries in the headers [TokenHeader] and
+	// [TokenHeaderPrefixed]; it must be 1-[MaxTokenBytes] bytes of
+	// visible ASCII and inner spaces. It is called once per delivery, and
+	// the plaintext is kept in that request's headers only: never stored,
+	// logged or put in an error. Its error MUST NOT contain the token. An
+	// error wrapping sortie.ErrUnavailable (or a context error) is a
+	// failed delivery, retried; any other, or a bad token, ends the
+	// configuration with LastError "open the push token: ...". A
+	// configuration with a SealedToken ends at its first delivery when
+	// OpenToken is nil. Optional.
+	OpenToken func(ctx context.Context, cfg *sortie.PushConfig) (string, error)
 	// Logger receives delivery failures (Warn) and successes (Debug); it
-	// never sees a URL's query. Optional; defaults to slog.Default().
+	// never sees a URL's query or a token. Optional; defaults to
+	// slog.Default().
 	Logger *slog.Logger
 	// Now is the clock of timestamps, backoffs and due times. Optional;
 	// defaults to time.Now.
@@ -118,6 +144,10 @@ func (o *Options) withDefaults() (Options, error) {
 	if r.SweepLimit < 1 || r.SweepLimit > controlplane.MaxPendingPushLimit {
 		return r, sortie.Invalidf("sweep_limit", "%d outside 1..%d", r.SweepLimit, controlplane.MaxPendingPushLimit)
 	}
+	if err := checkFormats(r.Formats); err != nil {
+		return r, err
+	}
+	r.Formats = maps.Clone(r.Formats)
 	if r.BackoffMax < r.BackoffBase {
 		return r, sortie.Invalidf("backoff_max", "%s is below backoff_base %s", r.BackoffMax, r.BackoffBase)
 	}

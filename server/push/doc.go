@@ -9,12 +9,20 @@
 //	{"type": "sortie.run.updated", "timestamp_ms": 1767225600000, "data": {"run": {...}}}
 //
 // where the run is [PublicRun]'s view: no sealed configuration, request
-// hash, resume input, checkpoint or launch ID. It is signed per Standard
+// hash, resume input, checkpoint or launch ID. A configuration with
+// another Format gets what [Options.Formats] renders for it instead (for
+// "a2a", server/a2a's A2A task: {"task": {...}}). It is signed per Standard
 // Webhooks with the host's key the configuration names ([Keys], package
 // crypto/sign): headers webhook-id, webhook-timestamp and
 // webhook-signature. The webhook-id is [MessageID] of (run, configuration,
 // run version), the same on every redelivery, so a receiver that
 // remembers the IDs it accepted (sign.Verifier does) drops duplicates.
+//
+// A configuration with a SealedToken (an A2A client's push token, sealed
+// by the host) has it opened by [Options.OpenToken] for each delivery and
+// sent in the headers [TokenHeader] and [TokenHeaderPrefixed]. The
+// plaintext exists in memory only, in that request: never in the store,
+// a log, an error or LastError.
 //
 // # Guarantees
 //
@@ -44,7 +52,9 @@
 // exponential backoff with full jitter, and LastError says "status 503"
 // or the transport error without the URL's query. After MaxFailures
 // consecutive failures the configuration is Done with its last error. A
-// configuration naming an unknown signing key is Done at once. Response
+// configuration naming an unknown signing key or a format without a
+// renderer, or holding a sealed token this host cannot open, is Done at
+// once with LastError saying so. Response
 // bodies are never interpreted: at most [MaxResponseBytes] are read and
 // discarded. Redirects are the HTTP client's: build it with the
 // destination policy (destination.Policy.Client()), which checks every

@@ -25,6 +25,7 @@ const waitFor = 10 * time.Second
 
 // request is one POST a receiver got.
 type request struct {
+	Path    string
 	ID      string
 	Status  int // what the receiver answered
 	Body    []byte
@@ -63,7 +64,7 @@ func newReceiver(t testing.TB, secrets []string, now func() time.Time, respond f
 func (rc *receiver) serve(w http.ResponseWriter, r *http.Request) {
 	body, _ := io.ReadAll(io.LimitReader(r.Body, 1<<20))
 	status := rc.respond(rc.count.Add(1), r)
-	req := request{ID: r.Header.Get(sign.HeaderID), Status: status, Body: body, Header: r.Header.Clone()}
+	req := request{Path: r.URL.Path, ID: r.Header.Get(sign.HeaderID), Status: status, Body: body, Header: r.Header.Clone()}
 	if status >= 200 && status <= 299 {
 		req.Verify = rc.v.Verify(r.Header, body)
 	}

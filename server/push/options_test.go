@@ -39,6 +39,9 @@ func TestNewRefusesBadArgumentsNamingTheField(t *testing.T) {
 		{"sweep limit over 1000", e.cp, e.cp, client, e.keys, &push.Options{SweepLimit: 1001}, "sweep_limit"},
 		{"negative sweep max", e.cp, e.cp, client, e.keys, &push.Options{SweepMax: -1}, "sweep_max"},
 		{"backoff max below base", e.cp, e.cp, client, e.keys, &push.Options{BackoffBase: time.Minute, BackoffMax: time.Second}, "backoff_max"},
+		{"a renderer of the run payload", e.cp, e.cp, client, e.keys, &push.Options{Formats: map[string]func(*sortie.Run) (any, error){"sortie": renderTask}}, "formats"},
+		{"a renderer of the empty format", e.cp, e.cp, client, e.keys, &push.Options{Formats: map[string]func(*sortie.Run) (any, error){"": renderTask}}, "formats"},
+		{"a nil renderer", e.cp, e.cp, client, e.keys, &push.Options{Formats: map[string]func(*sortie.Run) (any, error){"a2a": nil}}, "formats"},
 	} {
 		_, err := push.New(tc.store, tc.runs, tc.cl, tc.keys, tc.opts)
 		var ve *sortie.ValidationError
