@@ -34,6 +34,9 @@ type globals struct {
 	hostURL   string
 	tokenFile string
 	dest      destinationFlags
+	aws       awsFlags
+	// command is the command being run, set before validate.
+	command *cobra.Command
 	// issuer mints callback reports; set by serve --worker-callbacks.
 	issuer sortie.ReportIssuer
 }
@@ -44,7 +47,7 @@ var callbackClient = &http.Client{Timeout: 30 * time.Second}
 
 func (g *globals) register(root *cobra.Command) {
 	f := root.PersistentFlags()
-	f.StringVar(&g.stateDir, "state-dir", envOr("SORTIE_STATE_DIR", ".sortie"), "directory of the embedded state (env SORTIE_STATE_DIR)")
+	f.StringVar(&g.stateDir, "state-dir", envOr("SORTIE_STATE_DIR", ".sortie"), "directory of the embedded state (env SORTIE_STATE_DIR); with --dynamodb-table it holds only serve's webhook-keys.json and callback-keys, which in production are mounted secrets")
 	f.StringVar(&g.runtimes, "runtimes", os.Getenv("SORTIE_RUNTIMES"), "host allowlist of exec runtimes, a JSON file (env SORTIE_RUNTIMES)")
 	f.BoolVar(&g.jsonOut, "json", false, "print JSON: one object a line")
 	f.StringVar(&g.logLevel, "log-level", envOr("SORTIE_LOG_LEVEL", "warn"), "log level on stderr: debug, info, warn, error")
@@ -56,6 +59,17 @@ func (g *globals) register(root *cobra.Command) {
 	f.StringSliceVar(&g.dest.allow, "allow-destination", envList("SORTIE_ALLOW_DESTINATIONS"), "hosts outbound calls (webhooks, handlers' HTTP client) may reach, e.g. api.example.com or *.example.com; any public host when empty (env SORTIE_ALLOW_DESTINATIONS)")
 	f.StringSliceVar(&g.dest.addrs, "allow-destination-addrs", envList("SORTIE_ALLOW_DESTINATION_ADDRS"), "address ranges outbound calls may reach although private, loopback or link-local, e.g. 10.1.0.0/16 (env SORTIE_ALLOW_DESTINATION_ADDRS)")
 	f.BoolVar(&g.dest.allowHTTP, "allow-http-destinations", os.Getenv("SORTIE_ALLOW_HTTP_DESTINATIONS") == "1", "allow plain http outbound calls (env SORTIE_ALLOW_HTTP_DESTINATIONS=1)")
+	g.aws.register(f)
+	// The AWS host opens differently for commands that launch attempts:
+	// remember which command runs.
+	pre := root.PersistentPreRunE
+	root.PersistentPreRunE = func(cmd *cobra.Command, args []string) error {
+		g.command = cmd
+		if pre == nil {
+			return nil
+		}
+		return pre(cmd, args)
+	}
 }
 
 func envOr(k, def string) string {
@@ -73,14 +87,23 @@ func (g *globals) logger(w io.Writer) *slog.Logger {
 	return slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: lvl}))
 }
 
-// host is an embedded engine (SQLite control plane, local launcher) or,
+// host is an embedded engine (SQLite control plane, local launcher), with
+// --dynamodb-table an AWS one (DynamoDB control plane, Lambda launcher) or,
 // with --host, a remote one (cp and engine nil).
 type host struct {
-	cp     *sqlite.ControlPlane
+	cp     hostControlPlane
 	engine *sortie.Engine
 	client *sortie.Client
 	agents sortie.Agents
 	log    *slog.Logger
+}
+
+// hostControlPlane is what a host keeps its runs in: the control plane
+// with its push configurations (SQLite or DynamoDB).
+type hostControlPlane interface {
+	sortie.ControlPlane
+	sortie.PushStore
+	Close() error
 }
 
 func (h *host) Close() {
@@ -117,7 +140,11 @@ func (g *globals) absStateDir() (string, error) {
 	return dir, nil
 }
 
+// openControlPlane opens the embedded control plane (the worker's, too).
 func (g *globals) openControlPlane() (*sqlite.ControlPlane, string, error) {
+	if g.aws.table != "" {
+		return nil, "", usagef("%s works on the embedded state only; with --dynamodb-table attempts run on the worker Lambda function", g.commandName())
+	}
 	dir, err := g.absStateDir()
 	if err != nil {
 		return nil, "", err
@@ -148,11 +175,19 @@ func (g *globals) worker(log *slog.Logger) (*functions.Worker, error) {
 	return w, nil
 }
 
-// openHost opens the embedded engine. extra agents are added to the built-ins.
+// openHost opens the embedded engine, the AWS one (--dynamodb-table) or
+// the remote one (--host). extra agents are added to the built-ins.
 func (g *globals) openHost(extra ...sortie.Manifest) (*host, error) {
 	log := g.logger(os.Stderr)
 	if g.hostURL != "" {
 		return g.openRemote(log)
+	}
+	agents := builtinAgents()
+	for _, m := range extra {
+		agents[m.Name] = m
+	}
+	if g.aws.table != "" {
+		return g.openAWS(log, agents)
 	}
 	cp, dir, err := g.openControlPlane()
 	if err != nil {
@@ -167,10 +202,6 @@ func (g *globals) openHost(extra ...sortie.Manifest) (*host, error) {
 	if err != nil {
 		cp.Close()
 		return nil, err
-	}
-	agents := builtinAgents()
-	for _, m := range extra {
-		agents[m.Name] = m
 	}
 	e := sortie.NewEngine(cp, launcher, agents, &sortie.EngineOptions{Logger: log, Sealer: sealer, ReportIssuer: g.issuer})
 	return &host{cp: cp, engine: e, client: sortie.NewClient(e, nil), agents: agents, log: log}, nil
@@ -269,6 +300,9 @@ func (g *globals) validate() error {
 		}
 	}
 	if _, err := g.dest.policy(); err != nil {
+		return err
+	}
+	if err := g.validateAWS(); err != nil {
 		return err
 	}
 	return g.validateConfigEnv()

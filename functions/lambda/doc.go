@@ -38,4 +38,13 @@
 //
 // The configuration comes from the environment only, never from an event;
 // the names are the Env* constants.
+//
+// # Hosts outside Lambda
+//
+// The same configuration builds the host of a long-lived process (sortie
+// serve in a container, with the CLI's --dynamodb-table, --lambda-function
+// and --kms-keys): [Env.Engine] opens the DynamoDB control plane and an
+// engine launching attempts on the worker function and sealing inline
+// configuration with the keyring ([ParseKMSKeys] reads its value);
+// [Env.ControlPlane] opens the control plane alone.
 package lambda

@@ -82,15 +82,11 @@ func LoadEnv(getenv func(string) string) (*Env, error) {
 	if e.Table == "" {
 		return nil, sortie.Invalidf(EnvTable, "the DynamoDB table is required")
 	}
-	if v := getenv(EnvKMSKeys); v != "" {
-		for _, kv := range strings.Split(v, ",") {
-			id, key, ok := strings.Cut(strings.TrimSpace(kv), "=")
-			if !ok || id == "" || key == "" {
-				return nil, sortie.Invalidf(EnvKMSKeys, "%q is not ID=KEY_ARN", kv)
-			}
-			e.Keys = append(e.Keys, [2]string{id, key})
-		}
+	keys, err := ParseKMSKeys(EnvKMSKeys, getenv(EnvKMSKeys))
+	if err != nil {
+		return nil, err
 	}
+	e.Keys = keys
 	for _, name := range strings.Split(getenv(EnvConfigEnv), ",") {
 		if name = strings.TrimSpace(name); name != "" {
 			e.ConfigEnv = append(e.ConfigEnv, name)
@@ -102,6 +98,25 @@ func LoadEnv(getenv func(string) string) (*Env, error) {
 		}
 	}
 	return e, nil
+}
+
+// ParseKMSKeys parses a keyring value, "ID=KEY[,ID=KEY]" with KMS key
+// ARNs (or IDs or aliases), the first primary, as [EnvKMSKeys] holds it.
+// An empty v is no keys. An entry that is not ID=KEY gets a
+// [*sortie.ValidationError] naming field.
+func ParseKMSKeys(field, v string) ([][2]string, error) {
+	if strings.TrimSpace(v) == "" {
+		return nil, nil
+	}
+	var keys [][2]string
+	for _, kv := range strings.Split(v, ",") {
+		id, key, ok := strings.Cut(strings.TrimSpace(kv), "=")
+		if !ok || id == "" || key == "" {
+			return nil, sortie.Invalidf(field, "%q is not ID=KEY_ARN", kv)
+		}
+		keys = append(keys, [2]string{id, key})
+	}
+	return keys, nil
 }
 
 // Handler builds the function's handler: the DynamoDB control plane, the
@@ -125,20 +140,81 @@ func (e *Env) Handler(ctx context.Context, reg *functions.Registry, log *slog.Lo
 	return h, nil
 }
 
+// ControlPlane loads the AWS configuration (region and credentials the
+// SDK's usual way: AWS_REGION, the AWS_* variables, shared files, the task
+// or instance role) and opens the DynamoDB control plane of Table, at
+// DynamoEndpoint when set. It is for hosts outside the function that only
+// read and change runs (sortie get, list, cancel on the table); the caller
+// closes it.
+func (e *Env) ControlPlane(ctx context.Context) (*dynamo.ControlPlane, error) {
+	cfg, err := loadConfig(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return e.controlPlane(cfg)
+}
+
+// Engine opens the DynamoDB control plane of Table and returns it with an
+// engine over it that launches attempts on WorkerFunction through the
+// Lambda launcher (at LambdaEndpoint when set) and resolves agent names
+// with agents: the host of a long-lived process outside Lambda, such as
+// sortie serve in a container. With Keys set, opts.Sealer becomes the KMS
+// keyring's sealer (inline configuration on); otherwise opts is used as
+// given. The caller closes the engine, then the control plane. It returns a
+// [*sortie.ValidationError] naming [EnvWorkerFunction] when WorkerFunction
+// is empty.
+func (e *Env) Engine(ctx context.Context, agents sortie.AgentCatalog, opts sortie.EngineOptions) (*sortie.Engine, *dynamo.ControlPlane, error) {
+	if e.WorkerFunction == "" {
+		return nil, nil, sortie.Invalidf(EnvWorkerFunction, "the worker function attempts are launched on is required")
+	}
+	cfg, cp, keeper, err := e.open(ctx)
+	if err != nil {
+		if cp != nil {
+			cp.Close()
+		}
+		return nil, nil, err
+	}
+	l, err := e.launcher(cfg)
+	if err != nil {
+		cp.Close()
+		return nil, nil, err
+	}
+	if keeper != nil {
+		opts.Sealer = envelope.NewConfig(keeper)
+	}
+	return sortie.NewEngine(cp, l, agents, &opts), cp, nil
+}
+
 // open loads the AWS configuration and opens the DynamoDB control plane
 // and the keyring's keeper (nil without keys).
 func (e *Env) open(ctx context.Context) (aws.Config, *dynamo.ControlPlane, *envelope.Keeper, error) {
-	cfg, err := config.LoadDefaultConfig(ctx)
+	cfg, err := loadConfig(ctx)
 	if err != nil {
-		return cfg, nil, nil, fmt.Errorf("lambda: load the AWS configuration: %w", err)
+		return cfg, nil, nil, err
 	}
-	db := dynamodb.NewFromConfig(cfg, func(o *dynamodb.Options) { o.BaseEndpoint = endpoint(e.DynamoEndpoint) })
-	cp, err := dynamo.New(db, e.Table, nil)
+	cp, err := e.controlPlane(cfg)
 	if err != nil {
-		return cfg, nil, nil, fmt.Errorf("lambda: control plane: %w", err)
+		return cfg, nil, nil, err
 	}
 	keeper, err := e.keeper(cfg)
 	return cfg, cp, keeper, err
+}
+
+func loadConfig(ctx context.Context) (aws.Config, error) {
+	cfg, err := config.LoadDefaultConfig(ctx)
+	if err != nil {
+		return cfg, fmt.Errorf("lambda: load the AWS configuration: %w", err)
+	}
+	return cfg, nil
+}
+
+func (e *Env) controlPlane(cfg aws.Config) (*dynamo.ControlPlane, error) {
+	db := dynamodb.NewFromConfig(cfg, func(o *dynamodb.Options) { o.BaseEndpoint = endpoint(e.DynamoEndpoint) })
+	cp, err := dynamo.New(db, e.Table, nil)
+	if err != nil {
+		return nil, fmt.Errorf("lambda: control plane: %w", err)
+	}
+	return cp, nil
 }
 
 func endpoint(url string) *string {
@@ -176,14 +252,23 @@ func (e *Env) keeper(cfg aws.Config) (*envelope.Keeper, error) {
 // [EnvWorkerFunction] and resolve agent names with agents (the reconciler
 // needs none: runs carry their manifest).
 func (e *Env) engineFactory(cfg aws.Config, cp sortie.ControlPlane, keeper *envelope.Keeper, agents sortie.AgentCatalog, log *slog.Logger) (func() *sortie.Engine, error) {
-	client := awslambda.NewFromConfig(cfg, func(o *awslambda.Options) { o.BaseEndpoint = endpoint(e.LambdaEndpoint) })
-	l, err := lambdalauncher.New(client, lambdalauncher.Options{Function: e.WorkerFunction, Region: cfg.Region})
+	l, err := e.launcher(cfg)
 	if err != nil {
-		return nil, fmt.Errorf("lambda: %s: %w", EnvWorkerFunction, err)
+		return nil, err
 	}
 	opts := &sortie.EngineOptions{Logger: log}
 	if keeper != nil {
 		opts.Sealer = envelope.NewConfig(keeper)
 	}
 	return func() *sortie.Engine { return sortie.NewEngine(cp, l, agents, opts) }, nil
+}
+
+// launcher returns the Lambda launcher of [EnvWorkerFunction].
+func (e *Env) launcher(cfg aws.Config) (*lambdalauncher.Launcher, error) {
+	client := awslambda.NewFromConfig(cfg, func(o *awslambda.Options) { o.BaseEndpoint = endpoint(e.LambdaEndpoint) })
+	l, err := lambdalauncher.New(client, lambdalauncher.Options{Function: e.WorkerFunction, Region: cfg.Region})
+	if err != nil {
+		return nil, fmt.Errorf("lambda: %s: %w", EnvWorkerFunction, err)
+	}
+	return l, nil
 }

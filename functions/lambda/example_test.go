@@ -23,3 +23,19 @@ func ExampleLoadEnv() {
 	fmt.Println(e.Mode, e.Table, e.Keys[0][0], e.ConfigEnv)
 	// Output: worker sortie-runs kms-2026 [API_TOKEN]
 }
+
+// A host outside Lambda reads the keyring in the same format, from its own
+// flag, and hands it to Env.Engine.
+func ExampleParseKMSKeys() {
+	keys, err := fnlambda.ParseKMSKeys("--kms-keys", "k2=arn:aws:kms:eu-west-1:111122223333:alias/new, k1=arn:aws:kms:eu-west-1:111122223333:alias/old")
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	fmt.Println(keys[0][0], "primary,", len(keys), "keys")
+	_, err = fnlambda.ParseKMSKeys("--kms-keys", "no-equals")
+	fmt.Println(err)
+	// Output:
+	// k2 primary, 2 keys
+	// invalid --kms-keys: "no-equals" is not ID=KEY_ARN
+}

@@ -18,8 +18,8 @@ import (
 	"github.com/sortie-run/sortie"
 	"github.com/sortie-run/sortie/controlplane/dynamo"
 	fnlambda "github.com/sortie-run/sortie/functions/lambda"
+	"github.com/sortie-run/sortie/internal/lambdarig"
 	"github.com/sortie-run/sortie/launchers/lambda"
-	"github.com/sortie-run/sortie/launchers/lambda/internal/rig"
 	"github.com/sortie-run/sortie/testrig/dynamodblocal"
 	"github.com/sortie-run/sortie/testrig/localkms"
 )
@@ -30,7 +30,7 @@ import (
 var (
 	ddb  *dynamodblocal.Server
 	kmsd *localkms.Server
-	bins *rig.Binaries
+	bins *lambdarig.Binaries
 )
 
 func TestMain(m *testing.M) {
@@ -44,7 +44,7 @@ func run(m *testing.M) int {
 		return 1
 	}
 	defer os.RemoveAll(dir)
-	if bins, err = rig.Build(dir); err != nil {
+	if bins, err = lambdarig.Build(dir); err != nil {
 		fmt.Fprintln(os.Stderr, "launchers/lambda tests: build:", err)
 		return 1
 	}
@@ -105,9 +105,9 @@ func fnEnv(table string, extra ...string) []string {
 
 // startRIE runs the bootstrap under a new emulator with env and a timeout
 // of timeoutS seconds, stopped when tb ends; on failure it logs the output.
-func startRIE(tb testing.TB, timeoutS int, env []string) *rig.RIE {
+func startRIE(tb testing.TB, timeoutS int, env []string) *lambdarig.RIE {
 	tb.Helper()
-	r, err := rig.StartRIE(bins.RIE, bins.Bootstrap, timeoutS, env)
+	r, err := lambdarig.StartRIE(bins.RIE, bins.Bootstrap, timeoutS, env)
 	if err != nil {
 		tb.Fatalf("StartRIE: %v", err)
 	}
@@ -122,7 +122,7 @@ func startRIE(tb testing.TB, timeoutS int, env []string) *rig.RIE {
 
 // lambdaClient returns a Lambda client of the emulator: dummy
 // credentials, one try per call (the emulator is not Lambda).
-func lambdaClient(r *rig.RIE) *awslambda.Client {
+func lambdaClient(r *lambdarig.RIE) *awslambda.Client {
 	return awslambda.New(awslambda.Options{
 		Region:           dynamodblocal.Region,
 		Credentials:      credentials.NewStaticCredentialsProvider("AKIDRIE", "rie-test-secret", ""),
@@ -132,7 +132,7 @@ func lambdaClient(r *rig.RIE) *awslambda.Client {
 }
 
 // newLauncher returns a launcher of the function "function" on r.
-func newLauncher(tb testing.TB, r *rig.RIE, opts lambda.Options) *lambda.Launcher {
+func newLauncher(tb testing.TB, r *lambdarig.RIE, opts lambda.Options) *lambda.Launcher {
 	tb.Helper()
 	opts.Function = "function"
 	opts.Region = dynamodblocal.Region

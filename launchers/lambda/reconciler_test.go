@@ -15,7 +15,7 @@ import (
 
 	"github.com/sortie-run/sortie"
 	fnlambda "github.com/sortie-run/sortie/functions/lambda"
-	"github.com/sortie-run/sortie/launchers/lambda/internal/rig"
+	"github.com/sortie-run/sortie/internal/lambdarig"
 )
 
 // accepted is a launcher that does what Lambda's async Invoke does before
@@ -30,7 +30,7 @@ func (a *accepted) Start(_ context.Context, inv *sortie.Invocation) (sortie.Ref,
 
 // deliver posts inv to the worker's emulator as Lambda's async queue would,
 // with request ID id, and returns the response's status and body.
-func deliver(t *testing.T, r *rig.RIE, id string, inv *sortie.Invocation) (int, []byte) {
+func deliver(t *testing.T, r *lambdarig.RIE, id string, inv *sortie.Invocation) (int, []byte) {
 	t.Helper()
 	b, _ := json.Marshal(inv)
 	req, _ := http.NewRequest(http.MethodPost, r.Endpoint+"/2015-03-31/functions/function/invocations", bytes.NewReader(b))
@@ -45,7 +45,7 @@ func deliver(t *testing.T, r *rig.RIE, id string, inv *sortie.Invocation) (int, 
 }
 
 // invokeSync invokes the reconciler function with event and decodes its response.
-func invokeSync(t *testing.T, r *rig.RIE, event any) fnlambda.Response {
+func invokeSync(t *testing.T, r *lambdarig.RIE, event any) fnlambda.Response {
 	t.Helper()
 	b, _ := json.Marshal(event)
 	out, err := lambdaClient(r).Invoke(context.Background(), &awslambda.InvokeInput{FunctionName: aws.String("function"), Payload: b})

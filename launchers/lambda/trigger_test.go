@@ -12,7 +12,7 @@ import (
 
 	"github.com/sortie-run/sortie"
 	fnlambda "github.com/sortie-run/sortie/functions/lambda"
-	"github.com/sortie-run/sortie/launchers/lambda/internal/rig"
+	"github.com/sortie-run/sortie/internal/lambdarig"
 )
 
 // The binary in trigger mode routes a real EventBridge sample event to a
@@ -21,7 +21,7 @@ import (
 func TestTriggerModeStartsRuns(t *testing.T) {
 	table, cp := newTable(t)
 	worker := startRIE(t, 60, fnEnv(table))
-	root, err := rig.Root()
+	root, err := lambdarig.Root()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -49,7 +49,7 @@ func TestTriggerModeStartsRuns(t *testing.T) {
 
 // invokeRaw invokes a function synchronously with a raw event and fails on
 // a function error.
-func invokeRaw(t *testing.T, r *rig.RIE, event []byte) []byte {
+func invokeRaw(t *testing.T, r *lambdarig.RIE, event []byte) []byte {
 	t.Helper()
 	out, err := lambdaClient(r).Invoke(context.Background(), &awslambda.InvokeInput{FunctionName: aws.String("function"), Payload: event})
 	if err != nil {

@@ -1,0 +1,144 @@
+package main
+
+import (
+	"context"
+	"log/slog"
+	"os"
+	"time"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+
+	"github.com/sortie-run/sortie"
+	fnlambda "github.com/sortie-run/sortie/functions/lambda"
+)
+
+// The AWS host: with --dynamodb-table the commands keep runs in the
+// DynamoDB control plane (controlplane/dynamo) instead of the embedded
+// SQLite state, and with --lambda-function they launch attempts on the
+// worker Lambda function (launchers/lambda; cmd/sortie-lambda, deployed by
+// terraform/aws) instead of local worker subprocesses. Region and
+// credentials come from the standard AWS configuration (AWS_REGION, the
+// AWS_* variables, shared files, the task or instance role).
+
+// awsPollInterval is how often a command following a run reads it from
+// DynamoDB (each read costs capacity).
+const awsPollInterval = 250 * time.Millisecond
+
+// awsFlags are the global flags of the AWS host; each defaults to the
+// variable the Lambda function reads (functions/lambda Env*).
+type awsFlags struct {
+	table, dynamoEndpoint    string
+	function, lambdaEndpoint string
+	kmsKeys, kmsEndpoint     string
+	keys                     [][2]string
+}
+
+func (a *awsFlags) register(f *pflag.FlagSet) {
+	f.StringVar(&a.table, "dynamodb-table", os.Getenv(fnlambda.EnvTable),
+		"keep runs in this DynamoDB control plane table (e.g. terraform/aws's table_name) instead of the embedded state; get, list, cancel and push need only this, commands that launch attempts also --lambda-function (env "+fnlambda.EnvTable+")")
+	f.StringVar(&a.dynamoEndpoint, "dynamodb-endpoint", os.Getenv(fnlambda.EnvDynamoEndpoint),
+		"DynamoDB endpoint URL, e.g. DynamoDB Local's (default: the region's; env "+fnlambda.EnvDynamoEndpoint+")")
+	f.StringVar(&a.function, "lambda-function", os.Getenv(fnlambda.EnvWorkerFunction),
+		"with --dynamodb-table: launch attempts on this worker Lambda function, name or ARN (terraform/aws's worker_function_name; env "+fnlambda.EnvWorkerFunction+")")
+	f.StringVar(&a.lambdaEndpoint, "lambda-endpoint", os.Getenv(fnlambda.EnvLambdaEndpoint),
+		"Lambda endpoint URL (default: the region's; env "+fnlambda.EnvLambdaEndpoint+")")
+	f.StringVar(&a.kmsKeys, "kms-keys", os.Getenv(fnlambda.EnvKMSKeys),
+		"with --dynamodb-table: seal inline configuration with this KMS keyring, ID=KEY_ARN[,ID=KEY_ARN], primary first, the worker function's own (terraform/aws's kms_keys); the function's SORTIE_CONFIG_ENV is the allowlist; inline configuration is off without it (env "+fnlambda.EnvKMSKeys+")")
+	f.StringVar(&a.kmsEndpoint, "kms-endpoint", os.Getenv(fnlambda.EnvKMSEndpoint),
+		"KMS endpoint URL (default: the region's; env "+fnlambda.EnvKMSEndpoint+")")
+}
+
+// validateAWS checks the AWS flags together with the others.
+func (g *globals) validateAWS() error {
+	a := &g.aws
+	if a.table == "" {
+		for _, f := range []struct{ flag, env, value string }{
+			{"--lambda-function", fnlambda.EnvWorkerFunction, a.function},
+			{"--lambda-endpoint", fnlambda.EnvLambdaEndpoint, a.lambdaEndpoint},
+			{"--dynamodb-endpoint", fnlambda.EnvDynamoEndpoint, a.dynamoEndpoint},
+			{"--kms-keys", fnlambda.EnvKMSKeys, a.kmsKeys},
+			{"--kms-endpoint", fnlambda.EnvKMSEndpoint, a.kmsEndpoint},
+		} {
+			if f.value != "" {
+				return usagef("%s (or %s) needs --dynamodb-table (or %s): the embedded host has no use for it", f.flag, f.env, fnlambda.EnvTable)
+			}
+		}
+		return nil
+	}
+	if g.hostURL != "" {
+		return usagef("--host and --dynamodb-table: choose one (--host talks to a sortie serve, --dynamodb-table makes this process the host)")
+	}
+	if g.inProcess {
+		return usagef("--in-process runs attempts in this process; with --dynamodb-table they run on --lambda-function")
+	}
+	keys, err := fnlambda.ParseKMSKeys("--kms-keys", a.kmsKeys)
+	if err != nil {
+		return usagef("%v", err)
+	}
+	a.keys = keys
+	return nil
+}
+
+// env is the functions/lambda configuration of the flags.
+func (a *awsFlags) env() *fnlambda.Env {
+	return &fnlambda.Env{Table: a.table, DynamoEndpoint: a.dynamoEndpoint, WorkerFunction: a.function,
+		LambdaEndpoint: a.lambdaEndpoint, KMSEndpoint: a.kmsEndpoint, Keys: a.keys}
+}
+
+// openAWS opens the AWS host: the DynamoDB control plane and, with
+// --lambda-function, an engine launching on it. Without a function only
+// commands that launch nothing (get, list, cancel, push) may run.
+func (g *globals) openAWS(log *slog.Logger, agents sortie.Agents) (*host, error) {
+	ctx := context.Background()
+	env := g.aws.env()
+	var e *sortie.Engine
+	var cp hostControlPlane
+	if g.aws.function == "" {
+		if !launchesNothing(g.command) {
+			return nil, usagef("%s launches attempts: --dynamodb-table %s needs --lambda-function (or %s), the worker function to run them on",
+				g.commandName(), g.aws.table, fnlambda.EnvWorkerFunction)
+		}
+		dcp, err := env.ControlPlane(ctx)
+		if err != nil {
+			return nil, err
+		}
+		cp, e = dcp, sortie.NewEngine(dcp, noLauncher{}, agents, &sortie.EngineOptions{Logger: log})
+	} else {
+		eng, dcp, err := env.Engine(ctx, agents, sortie.EngineOptions{Logger: log, ReportIssuer: g.issuer})
+		if err != nil {
+			return nil, err
+		}
+		cp, e = dcp, eng
+	}
+	client := sortie.NewClient(e, &sortie.ClientOptions{PollInterval: awsPollInterval})
+	return &host{cp: cp, engine: e, client: client, agents: agents, log: log}, nil
+}
+
+// launchesNothing reports the commands that only read or change stored
+// runs: get, list, cancel and the push commands.
+func launchesNothing(c *cobra.Command) bool {
+	for ; c != nil; c = c.Parent() {
+		switch c.Name() {
+		case "get", "list", "cancel", "push":
+			return true
+		}
+	}
+	return false
+}
+
+// commandName is the name of the command being run, for messages.
+func (g *globals) commandName() string {
+	if g.command == nil {
+		return "this command"
+	}
+	return g.command.CommandPath()
+}
+
+// noLauncher is the launcher of an AWS host without --lambda-function:
+// the commands it serves launch nothing, so Start is never reached.
+type noLauncher struct{}
+
+func (noLauncher) Start(context.Context, *sortie.Invocation) (sortie.Ref, error) {
+	return sortie.Ref{}, sortie.Invalidf("lambda_function", "no worker function: pass --lambda-function")
+}
