@@ -24,12 +24,10 @@ const (
 	callbackAttemptHeader = "Sortie-Attempt"
 	// callbackSecretBytes is the size of an attempt secret.
 	callbackSecretBytes = 32
-	// callbackTries is how often a request failing transiently is sent.
-	callbackTries = 4
 	// callbackBackoff is the wait before the second try; it doubles up to
 	// callbackMaxBackoff.
 	callbackBackoff    = 100 * time.Millisecond
-	callbackMaxBackoff = 2 * time.Second
+	callbackMaxBackoff = 5 * time.Second
 	// maxCallbackResponseBytes bounds the response body read.
 	maxCallbackResponseBytes = 64 << 10
 	// maxCallbackMessageBytes bounds the host's error message kept.
@@ -144,17 +142,25 @@ func (r *callbackReporter) Finish(ctx context.Context, o sortie.Outcome) error {
 	}{o}, nil)
 }
 
+// callbackRetryWindow is how long a request failing transiently (the
+// host unreachable, 5xx, 429) is retried: long enough to ride out a host
+// restart or deploy (sortie serve's default shutdown grace is 30 s). A
+// claim lost meanwhile (the lease expired and the run moved on) is then
+// refused with ErrConflict, and the worker stops.
+var callbackRetryWindow = time.Minute
+
 // post sends in as JSON to route, retrying transient failures with
-// backoff while ctx lasts, and decodes a success into out (when non-nil).
+// backoff for [callbackRetryWindow] while ctx lasts, and decodes a success
+// into out (when non-nil).
 func (r *callbackReporter) post(ctx context.Context, route string, in, out any) error {
 	body, err := json.Marshal(in)
 	if err != nil {
 		return fmt.Errorf("callback %s: encode body: %w", route, err)
 	}
-	backoff := callbackBackoff
-	for try := 1; ; try++ {
+	backoff, start := callbackBackoff, time.Now()
+	for {
 		err := r.send(ctx, route, body, out)
-		if err == nil || try == callbackTries || !errors.Is(err, sortie.ErrUnavailable) {
+		if err == nil || !errors.Is(err, sortie.ErrUnavailable) || time.Since(start)+backoff > callbackRetryWindow {
 			return err
 		}
 		t := time.NewTimer(backoff)

@@ -11,6 +11,8 @@ import (
 	"net/http/httptest"
 	"strings"
 	"sync"
+	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
@@ -154,7 +156,12 @@ func TestCallbackReporterRetriesTransientFailures(t *testing.T) {
 	}
 }
 
-func TestCallbackReporterGivesUpAfterFourTries(t *testing.T) {
+// With a retry window of 1 s, the tries wait 100, 200 and 400 ms; the
+// next wait (800 ms) would end after the window, so there are four.
+func TestCallbackReporterGivesUpAfterItsRetryWindow(t *testing.T) {
+	prev := *functions.CallbackRetryWindow
+	*functions.CallbackRetryWindow = time.Second
+	t.Cleanup(func() { *functions.CallbackRetryWindow = prev })
 	h := newScriptedHost(t, answer{502, `bad gateway`})
 	err := h.reporter(t).Claim(context.Background())
 	if !errors.Is(err, sortie.ErrUnavailable) {
@@ -221,10 +228,39 @@ func TestCallbackReporterRetriesNetworkErrors(t *testing.T) {
 	}
 	addr := ln.Addr().String()
 	ln.Close() // nothing listens there now: every dial is refused
+	prev := *functions.CallbackRetryWindow
+	*functions.CallbackRetryWindow = time.Second
+	t.Cleanup(func() { *functions.CallbackRetryWindow = prev })
 	h := newScriptedHost(t, answer{200, `{}`})
 	h.inv.Report.CallbackURL = "http://" + addr + callback.PathPrefix
 	if err := h.reporter(t).Claim(context.Background()); !errors.Is(err, sortie.ErrUnavailable) {
 		t.Errorf("Claim against a closed port = %v, want ErrUnavailable", err)
+	}
+}
+
+// TestCallbackReporterRidesOutAHostRestart: the host refuses connections
+// for its first five dials (restarting), then answers; the claim goes
+// through within the retry window.
+func TestCallbackReporterRidesOutAHostRestart(t *testing.T) {
+	h := newScriptedHost(t, answer{200, `{}`})
+	var dials atomic.Int32
+	d := &net.Dialer{}
+	client := &http.Client{Transport: &http.Transport{DisableKeepAlives: true,
+		DialContext: func(ctx context.Context, network, addr string) (net.Conn, error) {
+			if dials.Add(1) <= 5 {
+				return nil, &net.OpError{Op: "dial", Net: network, Err: syscall.ECONNREFUSED}
+			}
+			return d.DialContext(ctx, network, addr)
+		}}}
+	rep, err := functions.NewCallbackReporter(h.inv, client)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := rep.Claim(context.Background()); err != nil {
+		t.Fatalf("Claim across a host restart (5 refused dials) = %v, want success", err)
+	}
+	if n := dials.Load(); n != 6 {
+		t.Fatalf("%d dials, want 6 (5 refused, then the host)", n)
 	}
 }
 
