@@ -41,6 +41,9 @@ func (s *Server) putPush(w http.ResponseWriter, r *http.Request) {
 	if err == nil {
 		err = cfg.Validate()
 	}
+	if k, ok := s.opts.Pushes.(interface{ HasKey(string) bool }); ok && err == nil && !k.HasKey(cfg.KeyID) {
+		err = sortie.Invalidf("key_id", "%q is not a webhook signing key of this host", cfg.KeyID)
+	}
 	if err == nil && s.opts.CheckPushURL != nil {
 		if cerr := s.opts.CheckPushURL(cfg.URL); cerr != nil {
 			err = sortie.Invalidf("url", "refused by the destination policy: %v", cerr)
@@ -53,12 +56,37 @@ func (s *Server) putPush(w http.ResponseWriter, r *http.Request) {
 	if err == nil {
 		cfg, err = ps.PutPushConfig(r.Context(), cfg, time.Now().UnixMilli())
 	}
+	if err == nil {
+		cfg, err = s.restartDelivery(r, ps, cfg)
+	}
 	if err != nil {
 		s.writeError(w, r, err)
 		return
 	}
 	s.notify(id)
 	writeJSON(w, http.StatusOK, cfg)
+}
+
+// restartDelivery clears the failures of a replaced configuration (its
+// delivery may have given up on the old URL or key), keeping what was
+// delivered: the new target gets the run's next state, or its final one
+// if that was never delivered.
+func (s *Server) restartDelivery(r *http.Request, ps sortie.PushStore, cfg *sortie.PushConfig) (*sortie.PushConfig, error) {
+	d := cfg.Delivery
+	if d.Failures == 0 && d.LastError == "" && !d.Done {
+		return cfg, nil
+	}
+	run, err := s.eng.Get(r.Context(), cfg.RunID)
+	if err != nil {
+		return nil, err
+	}
+	fresh := sortie.PushDelivery{DeliveredVersion: d.DeliveredVersion}
+	fresh.Done = run.State.Terminal() && d.DeliveredVersion >= run.Version
+	if err := ps.UpdatePushDelivery(r.Context(), cfg.RunID, cfg.ID, fresh); err != nil {
+		return nil, err
+	}
+	cfg.Delivery = fresh
+	return cfg, nil
 }
 
 func (s *Server) getPush(w http.ResponseWriter, r *http.Request) {

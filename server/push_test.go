@@ -4,15 +4,21 @@ import (
 	"context"
 	"errors"
 	"net/http"
+	"net/http/httptest"
+	"net/netip"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/sortie-run/sortie"
+	"github.com/sortie-run/sortie/crypto/sign"
 	"github.com/sortie-run/sortie/destination"
+	"github.com/sortie-run/sortie/internal/testwait"
 	"github.com/sortie-run/sortie/server"
+	"github.com/sortie-run/sortie/server/push"
 )
 
 func TestPushConfigRoutes(t *testing.T) {
@@ -60,4 +66,59 @@ func TestPushConfigRoutes(t *testing.T) {
 	if _, err := r.remote.ListPushConfigs(ctx, sortie.NewRunID(time.Now())); !errors.Is(err, sortie.ErrNotFound) {
 		t.Fatalf("ListPushConfigs(unknown run) = %v, want ErrNotFound", err)
 	}
+}
+
+// TestReplacedPushConfigDeliversAgain: a configuration whose delivery gave
+// up (its receiver failed) is set again with a working URL and gets the
+// run's final state; a key ID the host lacks is refused when set.
+func TestReplacedPushConfigDeliversAgain(t *testing.T) {
+	secret, _ := sign.NewSecret()
+	keys, err := push.SecretKeys("k1", map[string][]string{"k1": {secret}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	policy := &destination.Policy{AllowAddrs: []netip.Prefix{netip.MustParsePrefix("127.0.0.1/32")}, AllowHTTP: true}
+	client, _ := policy.Client()
+	var d *push.Dispatcher
+	r := newRig(t, &server.Options{CheckPushURL: policy.Check, Pushes: late{&d}})
+	if d, err = push.New(r.cp.(sortie.PushStore), r.cp, client, keys, &push.Options{MaxFailures: 1, SweepInterval: 20 * time.Millisecond}); err != nil {
+		t.Fatal(err)
+	}
+	ctx, stop := context.WithCancel(context.Background())
+	defer stop()
+	go d.Run(ctx)
+	failing := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(500) }))
+	defer failing.Close()
+	var delivered atomic.Int32
+	working := httptest.NewServer(http.HandlerFunc(func(http.ResponseWriter, *http.Request) { delivered.Add(1) }))
+	defer working.Close()
+
+	run := r.submit(t, `{"events": 0}`)
+	r.final(t, run.ID)
+	if _, err := r.remote.PutPushConfig(ctx, &sortie.PushConfig{RunID: run.ID, ID: "ops", URL: failing.URL, KeyID: "nokey"}); !isField(err, "key_id") {
+		t.Fatalf("PutPushConfig(key_id nokey) = %v, want a ValidationError naming key_id", err)
+	}
+	if _, err := r.remote.PutPushConfig(ctx, &sortie.PushConfig{RunID: run.ID, ID: "ops", URL: failing.URL}); err != nil {
+		t.Fatal(err)
+	}
+	testwait.Until(t, "delivery to the failing receiver to give up", 10*time.Second, func() bool {
+		cfg, err := r.remote.GetPushConfig(ctx, run.ID, "ops")
+		return err == nil && cfg.Delivery.Done && cfg.Delivery.LastError != ""
+	})
+	cfg, err := r.remote.PutPushConfig(ctx, &sortie.PushConfig{RunID: run.ID, ID: "ops", URL: working.URL})
+	if err != nil || cfg.Delivery.Done || cfg.Delivery.LastError != "" {
+		t.Fatalf("replacing the configuration = %+v, %v; want its delivery restarted", cfg, err)
+	}
+	testwait.Until(t, "the final state delivered to the new URL", 10*time.Second, func() bool { return delivered.Load() > 0 })
+}
+
+// late is a dispatcher made after the server that refers to it.
+type late struct{ d **push.Dispatcher }
+
+func (l late) Notify(id sortie.RunID) { (*l.d).Notify(id) }
+func (l late) HasKey(id string) bool  { return (*l.d).HasKey(id) }
+
+func isField(err error, field string) bool {
+	var ve *sortie.ValidationError
+	return errors.As(err, &ve) && ve.Field == field
 }
