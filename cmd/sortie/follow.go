@@ -49,19 +49,32 @@ func follow(ctx context.Context, g *globals, h *host, id sortie.RunID, after sor
 	for u, err := range h.client.Follow(ctx, id, after) {
 		if err != nil {
 			if errors.Is(err, context.Canceled) && ctx.Err() != nil {
-				fmt.Fprintf(os.Stderr, "stopped following; the run goes on: sortie follow %s\n", id)
+				fmt.Fprintf(os.Stderr, "stopped following; the run goes on: %s\n", g.followHint(id, after))
 				return &exitError{code: 130}
+			}
+			if errors.Is(err, sortie.ErrUnavailable) {
+				fmt.Fprintf(os.Stderr, "lost the host; the run goes on: %s\n", g.followHint(id, after))
 			}
 			return err
 		}
 		if u.Event != nil {
 			printEvent(os.Stdout, g.jsonOut, u.Event)
+			after = u.Event.Cursor()
 			continue
 		}
 		printFinal(os.Stdout, g.jsonOut, u.Run)
 		return exitFor(u.Run)
 	}
 	return nil
+}
+
+// followHint is the command that follows the run on from after.
+func (g *globals) followHint(id sortie.RunID, after sortie.Cursor) string {
+	hint := fmt.Sprintf("sortie%s follow %s", g.hostArgs(), id)
+	if after != (sortie.Cursor{}) {
+		hint += " --after " + after.String()
+	}
+	return hint
 }
 
 func exitFor(run *sortie.Run) error {

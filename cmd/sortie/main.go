@@ -97,7 +97,10 @@ func newRoot() *cobra.Command {
 		SilenceUsage:  true,
 		SilenceErrors: true,
 		Version:       version(),
-		PersistentPreRunE: func(*cobra.Command, []string) error {
+		PersistentPreRunE: func(cmd *cobra.Command, _ []string) error {
+			if err := g.checkHost(cmd); err != nil {
+				return err
+			}
 			return g.validate()
 		},
 		Long: `sortie submits runs of agents, follows their events, and cancels, resumes and

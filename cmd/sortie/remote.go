@@ -7,6 +7,7 @@ import (
 
 	"github.com/sortie-run/sortie"
 	"github.com/sortie-run/sortie/server/httpengine"
+	"github.com/spf13/cobra"
 )
 
 // openRemote is the host at --host: commands run against its API exactly
@@ -21,6 +22,27 @@ func (g *globals) openRemote(log *slog.Logger) (*host, error) {
 		return nil, usagef("--host: %v", err)
 	}
 	return &host{client: sortie.NewClient(e, nil), log: log}, nil
+}
+
+// checkHost refuses an empty --host or SORTIE_HOST (a script's unset
+// variable), which would otherwise run the command on an embedded engine
+// in the working directory instead of the host.
+func (g *globals) checkHost(cmd *cobra.Command) error {
+	if f := cmd.Flags().Lookup("host"); f != nil && f.Changed && strings.TrimSpace(g.hostURL) == "" {
+		return usagef("--host is empty: name the host (http(s)://HOST:PORT) or leave the flag out for the embedded engine")
+	}
+	if v, ok := os.LookupEnv("SORTIE_HOST"); ok && strings.TrimSpace(v) == "" && g.hostURL == "" {
+		return usagef("SORTIE_HOST is set but empty: set it to the host's URL, or unset it for the embedded engine")
+	}
+	return nil
+}
+
+// hostArgs is the --host part of a command line printed as a hint.
+func (g *globals) hostArgs() string {
+	if g.hostURL == "" {
+		return ""
+	}
+	return " --host " + g.hostURL
 }
 
 // token is the API token: --token-file, else SORTIE_TOKEN, else none.

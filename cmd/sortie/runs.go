@@ -105,7 +105,7 @@ func newListCmd(g *globals) *cobra.Command {
 				}
 				w.Flush()
 				if page.NextPageToken != "" {
-					fmt.Printf("more: sortie list%s --page-token %s\n", listFlags(q), page.NextPageToken)
+					fmt.Printf("more: sortie%s list%s --page-token %s\n", g.hostArgs(), listFlags(q), page.NextPageToken)
 				}
 				return nil
 			})

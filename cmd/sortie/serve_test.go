@@ -224,3 +224,24 @@ func TestServeWorkerCallbacks(t *testing.T) {
 		t.Fatal("the attempt log holds the callback key's secret")
 	}
 }
+
+func TestEmptyHostIsRefused(t *testing.T) {
+	c := newCLI(t)
+	for _, tc := range []struct {
+		args []string
+		env  string
+		want string
+	}{
+		{[]string{"--host", "", "list"}, "", "--host is empty"},
+		{[]string{"list"}, "SORTIE_HOST=", "SORTIE_HOST is set but empty"},
+	} {
+		cmd := c.cmd(tc.args...)
+		if tc.env != "" {
+			cmd.Env = append(cmd.Env, tc.env)
+		}
+		r := runCmd(t, cmd)
+		if r.code != 2 || !strings.Contains(r.stderr, tc.want) {
+			t.Errorf("sortie %v (%s): exit %d, %q; want 2 and %q", tc.args, tc.env, r.code, r.stderr, tc.want)
+		}
+	}
+}
