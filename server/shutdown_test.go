@@ -33,7 +33,7 @@ func TestGracefulShutdownLosesNoAcceptedRequest(t *testing.T) {
 	live := r.submit(t, `{"events": 0, "sleep_ms": 60000}`)
 	streamEnded := make(chan error, 1)
 	go func() {
-		follower, _ := httpengine.New("http://"+ln.Addr().String(), &httpengine.Options{MaxReconnects: 2})
+		follower, _ := httpengine.New("http://"+ln.Addr().String(), &httpengine.Options{ReconnectWindow: 500 * time.Millisecond})
 		for _, err := range sortie.NewClient(follower, nil).Follow(context.Background(), live.ID, sortie.Cursor{}) {
 			if err != nil {
 				streamEnded <- err

@@ -29,9 +29,11 @@ type Options struct {
 	// RequestTimeout bounds each request but follows and long polls.
 	// Optional; defaults to 30 s.
 	RequestTimeout time.Duration
-	// MaxReconnects is how many times in a row Follow reconnects without
-	// receiving anything before it gives up. Optional; defaults to 8.
-	MaxReconnects int
+	// ReconnectWindow is how long Follow keeps reconnecting (backing off
+	// from 100 ms to 2 s) without receiving anything before it gives up
+	// with ErrUnavailable: long enough to ride out a host restart.
+	// Optional; defaults to 1 min.
+	ReconnectWindow time.Duration
 }
 
 // Engine is a host's API as a [sortie.ExecutionEngine] and
@@ -66,8 +68,8 @@ func New(baseURL string, opts *Options) (*Engine, error) {
 	if e.opts.RequestTimeout <= 0 {
 		e.opts.RequestTimeout = 30 * time.Second
 	}
-	if e.opts.MaxReconnects <= 0 {
-		e.opts.MaxReconnects = 8
+	if e.opts.ReconnectWindow <= 0 {
+		e.opts.ReconnectWindow = time.Minute
 	}
 	return e, nil
 }

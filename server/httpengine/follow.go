@@ -64,30 +64,32 @@ func readSSE(r io.Reader, fn func(sseEvent) bool) error {
 
 // Follow streams the run's events after the cursor over SSE, then the
 // final run. A dropped connection is resumed with Last-Event-ID; after
-// MaxReconnects attempts in a row without progress it yields the error.
+// Options.ReconnectWindow without progress it yields the error.
 func (e *Engine) Follow(ctx context.Context, id sortie.RunID, after sortie.Cursor) iter.Seq2[sortie.Update, error] {
 	return func(yield func(sortie.Update, error) bool) {
 		if err := id.Validate(); err != nil {
 			yield(sortie.Update{}, err)
 			return
 		}
-		cur, fails := after, 0
+		cur, fails, since := after, 0, time.Now()
 		for {
 			progressed, done, err := e.followOnce(ctx, id, &cur, yield)
 			if done {
 				return
 			}
 			if progressed {
-				fails = 0
+				fails, since = 0, time.Now()
 			}
-			if fails++; fails > e.opts.MaxReconnects || ctx.Err() != nil || (err != nil && !retryable(err)) {
+			fails++
+			backoff := time.Duration(min(100<<fails, 2000)) * time.Millisecond
+			if time.Since(since)+backoff > e.opts.ReconnectWindow || ctx.Err() != nil || (err != nil && !retryable(err)) {
 				if err == nil {
 					err = fmt.Errorf("httpengine: follow %s: the stream ended %d times without the final run: %w", id, fails, sortie.ErrUnavailable)
 				}
 				yield(sortie.Update{}, err)
 				return
 			}
-			if wait(ctx, time.Duration(min(100<<fails, 2000))*time.Millisecond) != nil {
+			if wait(ctx, backoff) != nil {
 				yield(sortie.Update{}, ctx.Err())
 				return
 			}
