@@ -52,12 +52,27 @@
 // # Push notifications
 //
 // Push configurations are kept by the control plane ([sortie.PushStore])
-// and delivered by the host's push dispatcher, signed per Standard
-// Webhooks with the host's webhook key. A2A push tokens and authentication
-// credentials are secrets this host does not store, so a configuration
-// carrying either is refused (invalid params naming the field); receivers
-// verify the delivery's signature instead. Deliveries carry the host's
-// run payload (server/push), not an A2A task.
+// in the A2A format ([sortie.PushFormatA2A]) and delivered by the host's
+// push dispatcher (server/push), which must be given [PushFormats] and,
+// for tokens, [TokenOpener]. Each delivery is a POST of the task as
+// GetTask returns it, wrapped as A2A's StreamResponse ({"task": {...}},
+// see [PushMessage]), once per change of the task's state (changes close
+// together may be delivered as one), signed per Standard Webhooks with
+// the host's webhook key (headers webhook-id, webhook-timestamp,
+// webhook-signature).
+//
+// A configuration's token is a secret the host keeps only sealed: with
+// [Options.TokenSealer] (for example [EnvelopeSealer] over the host's
+// envelope keeper) it is sealed, bound to the task and the configuration
+// ID, and stored as the configuration's SealedToken; the dispatcher opens
+// it for each delivery and sends it in the A2A-Notification-Token header
+// (a2a-go's name) and X-A2A-Notification-Token (the Python SDK's). The
+// token is write-only: GetTaskPushConfig, ListTaskPushConfigs and the
+// answer to CreateTaskPushConfig omit it, as A2A allows. Without a sealer
+// a configuration with a token is refused (invalid params naming token).
+// Authentication credentials are always refused (invalid params naming
+// authentication): the host sends no credential of a client's to a
+// client's URL; receivers check the token or the signature instead.
 //
 // Bad input is an invalid-params error whose message names the field
 // ("invalid message.parts[0]: ...") and whose details hold it as "field".

@@ -1,11 +1,8 @@
 package a2a_test
 
 import (
-	"context"
-	"encoding/json"
+	"bytes"
 	"errors"
-	"net/http"
-	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
@@ -14,10 +11,8 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/sortie-run/sortie"
-	"github.com/sortie-run/sortie/crypto/sign"
 	"github.com/sortie-run/sortie/remote/remotetest"
 	a2aserver "github.com/sortie-run/sortie/server/a2a"
-	"github.com/sortie-run/sortie/server/push"
 )
 
 func TestPushConfigCRUD(t *testing.T) {
@@ -110,61 +105,81 @@ func TestWithoutAPushStorePushIsNotSupported(t *testing.T) {
 	}
 }
 
-func TestAPushNotificationIsDeliveredSigned(t *testing.T) {
-	const secret = "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"
-	verifier, err := sign.NewVerifier([]string{secret}, nil)
-	if err != nil {
-		t.Fatal(err)
+// With a token sealer a configuration's token is taken, stored sealed and
+// never returned; a token that is not a plain header value, or is over
+// MaxTokenBytes, is refused naming the field without showing the token;
+// credentials are still refused; nothing refused is stored.
+func TestPushTokensWithASealer(t *testing.T) {
+	sealer := newSealer(t)
+	r := newRig(t, &a2aserver.Options{TokenSealer: sealer}, nil)
+	ctx := testCtx(t)
+	task := send(t, r, msg(t, `{"events":0}`, "probe"), false)
+	for _, c := range []struct {
+		name, field string
+		cfg         *a2a.PushConfig
+	}{
+		{"a line break in the token", "token", &a2a.PushConfig{TaskID: task.ID, URL: "https://example.com/h", Token: "tok-s3cret\r\nX-Injected: 1"}},
+		{"a leading space in the token", "token", &a2a.PushConfig{TaskID: task.ID, URL: "https://example.com/h", Token: " tok-s3cret"}},
+		{"a 1200-byte token", "token", &a2a.PushConfig{TaskID: task.ID, URL: "https://example.com/h", Token: strings.Repeat("s3cret", 200)}},
+		{"credentials", "authentication", &a2a.PushConfig{TaskID: task.ID, URL: "https://example.com/h", Token: "tok-s3cret",
+			Auth: &a2a.PushAuthInfo{Scheme: "Bearer", Credentials: "cred-s3cret"}}},
+	} {
+		_, err := r.client.CreateTaskPushConfig(ctx, c.cfg)
+		wantInvalid(t, "CreateTaskPushConfig("+c.name+")", err, c.field)
+		if err != nil && strings.Contains(err.Error(), "s3cret") {
+			t.Errorf("CreateTaskPushConfig(%s) error %q shows the secret", c.name, err)
+		}
 	}
-	states := make(chan string, 16)
-	receiver := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		body, err := verifier.VerifyRequest(r, 1<<20)
-		if err != nil {
-			http.Error(w, "bad signature", http.StatusUnauthorized)
-			states <- "unverified: " + err.Error()
-			return
-		}
-		var p push.Payload
-		if err := json.Unmarshal(body, &p); err != nil {
-			states <- "undecodable: " + err.Error()
-			return
-		}
-		w.WriteHeader(http.StatusNoContent)
-		states <- string(p.Data.Run.State)
-	}))
-	t.Cleanup(receiver.Close)
+	_, err := r.client.SendMessage(ctx, &a2a.SendMessageRequest{Message: msg(t, `{"events":0}`, "probe"),
+		Config: &a2a.SendMessageConfig{PushConfig: &a2a.PushConfig{URL: "https://example.com/h", Token: "tok\x00s3cret"}}})
+	wantInvalid(t, "SendMessage(push config with a bad token)", err, "configuration.taskPushNotificationConfig.token")
+	ps := r.host.CP.(sortie.PushStore)
+	if stored, err := ps.ListPushConfigs(ctx, sortie.RunID(task.ID)); err != nil || len(stored) != 0 {
+		t.Fatalf("control plane holds %+v, %v after refused configurations; want none", stored, err)
+	}
 
-	h := remotetest.New(t, nil)
-	keys, err := push.SecretKeys("primary", map[string][]string{"primary": {secret}})
-	if err != nil {
-		t.Fatal(err)
+	const token = "tok-s3cret-good"
+	got, err := r.client.CreateTaskPushConfig(ctx, &a2a.PushConfig{TaskID: task.ID, ID: "hook", URL: "https://example.com/h", Token: token})
+	if want := (&a2a.PushConfig{TaskID: task.ID, ID: "hook", URL: "https://example.com/h"}); err != nil || cmp.Diff(want, got) != "" {
+		t.Fatalf("CreateTaskPushConfig(good token) = %+v, %v; want %+v (no token)", got, err, want)
 	}
-	d, err := push.New(h.CP.(sortie.PushStore), h.CP, &http.Client{}, keys, &push.Options{SweepInterval: 20 * time.Millisecond})
-	if err != nil {
-		t.Fatalf("push.New = %v", err)
+	stored, err := ps.GetPushConfig(ctx, sortie.RunID(task.ID), "hook")
+	if err != nil || stored.Format != sortie.PushFormatA2A || strings.Contains(string(stored.SealedToken), token) {
+		t.Fatalf("stored config = %+v, %v; want format a2a with the token sealed", stored, err)
 	}
-	ctx, stop := context.WithCancel(context.Background())
-	go func() { _ = d.Run(ctx) }()
-	t.Cleanup(func() { stop(); _ = d.Shutdown(context.Background()) })
-	r := serve(t, h, h.Engine, &a2aserver.Options{PushChanged: d.Notify})
+	if opened, err := a2aserver.TokenOpener(sealer)(ctx, stored); err != nil || opened != token {
+		t.Errorf("TokenOpener(stored config) = %q, %v; want the token", opened, err)
+	}
+}
 
-	_, err = r.client.SendMessage(testCtx(t), &a2a.SendMessageRequest{Message: msg(t, `{"events":1}`, "probe"),
-		Config: &a2a.SendMessageConfig{PushConfig: &a2a.PushConfig{ID: "hook", URL: receiver.URL + "/hook"}}})
-	if err != nil {
-		t.Fatalf("SendMessage with a push configuration = %v", err)
+// The envelope sealer binds a token to its run and configuration ID: it
+// opens for them only, and not once changed.
+func TestEnvelopeSealerBindsRunAndConfiguration(t *testing.T) {
+	ctx, s := testCtx(t), newSealer(t)
+	run, other := sortie.NewRunID(time.Now()), sortie.NewRunID(time.Now().Add(time.Second))
+	sealed, err := s.SealToken(ctx, run, "hook", []byte("tok-s3cret"))
+	if err != nil || bytes.Contains(sealed, []byte("tok-s3cret")) || len(sealed) > sortie.MaxSealedTokenBytes {
+		t.Fatalf("SealToken = %s, %v; want an envelope without the plaintext within %d bytes", sealed, err, sortie.MaxSealedTokenBytes)
 	}
-	timeout := time.After(20 * time.Second)
-	for {
-		select {
-		case s := <-states:
-			if s == string(sortie.StateCompleted) {
-				return
-			}
-			if strings.HasPrefix(s, "un") {
-				t.Fatalf("receiver got a delivery it could not accept: %s", s)
-			}
-		case <-timeout:
-			t.Fatal("no signed delivery of the completed task within 20 s")
+	if pt, err := s.OpenToken(ctx, run, "hook", sealed); err != nil || string(pt) != "tok-s3cret" {
+		t.Errorf("OpenToken(same run and configuration) = %q, %v; want the token", pt, err)
+	}
+	changed := bytes.Replace(sealed, []byte(`"ct":"`), []byte(`"ct":"AAAA`), 1)
+	for name, c := range map[string]struct {
+		run    sortie.RunID
+		id     string
+		sealed []byte
+	}{
+		"another configuration": {run, "hook2", sealed},
+		"another run":           {other, "hook", sealed},
+		"a changed envelope":    {run, "hook", changed},
+	} {
+		if pt, err := s.OpenToken(ctx, c.run, c.id, c.sealed); err == nil || strings.Contains(err.Error(), "tok-s3cret") {
+			t.Errorf("OpenToken(%s) = %q, %v; want an error without the token", name, pt, err)
 		}
+	}
+	big := bytes.Repeat([]byte("x"), a2aserver.MaxTokenBytes)
+	if sealed, err := s.SealToken(ctx, run, strings.Repeat("h", 63), big); err != nil || len(sealed) > sortie.MaxSealedTokenBytes {
+		t.Errorf("SealToken(%d-byte token) = %d bytes, %v; want at most %d", len(big), len(sealed), err, sortie.MaxSealedTokenBytes)
 	}
 }

@@ -109,7 +109,7 @@ func (h *requestHandler) start(ctx context.Context, req *a2a.SendMessageRequest)
 	}
 	if err == nil && push != nil {
 		push.TaskID = a2a.TaskID(s.run.ID)
-		_, err = h.putPush(ctx, push)
+		_, err = h.putPush(ctx, push, "configuration.taskPushNotificationConfig")
 	}
 	return s, err
 }

@@ -70,6 +70,12 @@ type Options struct {
 	// engine's control plane when it is a [sortie.PushStore]; without one
 	// push notifications are not supported.
 	PushStore sortie.PushStore
+	// TokenSealer seals the tokens of push configurations for the
+	// control plane and opens them for the push dispatcher (give it
+	// [TokenOpener] of the same sealer, and [PushFormats]). Optional;
+	// without one a configuration with a token is refused (invalid params
+	// naming token).
+	TokenSealer TokenSealer
 	// CheckPushURL refuses push URLs the host's destination policy would
 	// refuse. Optional.
 	CheckPushURL func(rawURL string) error
