@@ -33,6 +33,7 @@ type serveFlags struct {
 	followPoll time.Duration
 	callbacks  bool
 	publicURL  string
+	agentDirs  []string
 	keyring    *callback.Keyring
 }
 
@@ -40,9 +41,10 @@ func newServeCmd(g *globals) *cobra.Command {
 	s := &serveFlags{}
 	c := &cobra.Command{
 		Use:   "serve",
-		Short: "Serve the HTTP API (submit, follow over SSE, cancel, resume, push webhooks) and A2A on the embedded engine",
-		Long: `serve runs the host: the HTTP API of package server over the embedded engine
-(SQLite control plane in --state-dir, local launcher), the A2A binding (agent card
+		Short: "Serve the HTTP API (submit, follow over SSE, cancel, resume, push webhooks) and A2A",
+		Long: `serve runs the host: the HTTP API of package server over the engine (the
+embedded one: SQLite control plane in --state-dir and local launcher; or, with
+--dynamodb-table and --lambda-function, DynamoDB and AWS Lambda), the A2A binding (agent card
 at /.well-known/agent-card.json, JSON-RPC and REST under /a2a), its reconciler, and
 push webhook delivery. Clients use it with "sortie --host URL <command>" or the Go
 client's HTTP transport. API tokens come from SORTIE_API_TOKENS (comma-separated)
@@ -69,7 +71,16 @@ end (clients resume with Last-Event-ID).`,
 			if err := s.setupCallbacks(g, ln); err != nil {
 				return err
 			}
-			return g.withHost(func(h *host) error { return serve(cmd.Context(), g, s, h, tokens, ln) })
+			extra, err := s.agents(g)
+			if err != nil {
+				return err
+			}
+			h, err := g.openHost(extra...)
+			if err != nil {
+				return err
+			}
+			defer h.Close()
+			return serve(cmd.Context(), g, s, h, tokens, ln)
 		},
 	}
 	f := c.Flags()
@@ -78,6 +89,7 @@ end (clients resume with Last-Event-ID).`,
 	f.BoolVar(&s.insecure, "insecure-no-auth", false, "allow listening on a non-loopback address without API tokens")
 	f.DurationVar(&s.grace, "shutdown-grace", 30*time.Second, "how long a shutdown waits for requests in flight")
 	f.DurationVar(&s.followPoll, "follow-poll", 200*time.Millisecond, "how often followed runs are read for changes made by other processes")
+	f.StringArrayVar(&s.agentDirs, "agent", nil, "also host the agent of this directory (holding agent.json); repeatable")
 	f.BoolVar(&s.callbacks, "worker-callbacks", false, "workers report over HTTPS callbacks to this host (signed per run and attempt) instead of writing the control plane")
 	f.StringVar(&s.publicURL, "public-url", os.Getenv("SORTIE_PUBLIC_URL"), "the URL workers reach this host at, for --worker-callbacks (default http://LISTEN-ADDRESS; env SORTIE_PUBLIC_URL)")
 	return c
@@ -153,6 +165,23 @@ func serve(ctx context.Context, g *globals, s *serveFlags, h *host, tokens []str
 	sctx, cancel := context.WithTimeout(context.Background(), s.grace)
 	defer cancel()
 	return errors.Join(err, pushes.Shutdown(sctx))
+}
+
+// agents loads the --agent directories' manifests, refusing an exec
+// agent the --runtimes allowlist does not name.
+func (s *serveFlags) agents(g *globals) ([]sortie.Manifest, error) {
+	var out []sortie.Manifest
+	for _, dir := range s.agentDirs {
+		m, err := loadManifest(filepath.Join(dir, "agent.json"))
+		if err != nil {
+			return nil, err
+		}
+		if err := g.checkRuntime(m); err != nil {
+			return nil, err
+		}
+		out = append(out, m)
+	}
+	return out, nil
 }
 
 // setupCallbacks loads (or creates, mode 0600) the state directory's

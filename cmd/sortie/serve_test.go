@@ -245,3 +245,19 @@ func TestEmptyHostIsRefused(t *testing.T) {
 		}
 	}
 }
+
+// TestServeHostsAgentDirectories: serve --agent DIR --runtimes FILE hosts an
+// exec agent (a Python worker) that clients run by name over --host.
+func TestServeHostsAgentDirectories(t *testing.T) {
+	c := newCLI(t)
+	url := startServeCmd(t, c, nil, "--agent", "examples/wordfreq-py", "--runtimes", "examples/runtimes.json")
+	r := runCmd(t, (&cli{t: t, state: t.TempDir()}).cmd("--host", url, "run", "wordfreq-py", "--var", "text=to be or not to be", "--json"))
+	if r.code != 0 {
+		t.Fatalf("run wordfreq-py over --host: exit %d: %s", r.code, r.stderr)
+	}
+	lines := strings.Split(strings.TrimSpace(r.stdout), "\n")
+	var last struct{ Run *sortie.Run }
+	if err := json.Unmarshal([]byte(lines[len(lines)-1]), &last); err != nil || last.Run == nil || last.Run.State != sortie.StateCompleted || last.Run.Agent.Runtime != "exec:wordfreq-py" {
+		t.Fatalf("last line %q: want the completed exec:wordfreq-py run", lines[len(lines)-1])
+	}
+}
