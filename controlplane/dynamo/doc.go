@@ -12,7 +12,7 @@
 //	event batch         RUN#<id>                EVT#<attempt:4>#<seq:10> b (the batch's events)
 //	idempotency record  IDEM#<len>#<scope>#<key> IDEM                    rid, h, exp (ms), ttl (s), b
 //	push counter        RUN#<id>                PUSH                     n (the run's push configs)
-//	push config         RUN#<id>                PUSH#<config id>         u, kid, cm, dv, fl, le, pd, pp
+//	push config         RUN#<id>                PUSH#<config id>         u, kid, fmt, stk, cm, dv, fl, le, pd, pp
 //
 // The body b is the run as JSON, compressed with DEFLATE, next to the
 // capacity recorded for the run and the last event seq of each ended
@@ -107,7 +107,9 @@
 // version nor its recorded units; what they consume is counted in
 // [ControlPlane.Consumed] only.
 //
-// Write units of a configuration under 1 KB (the URL may take it to 3):
+// A configuration's format and sealed token (an opaque envelope the host
+// made) are attributes of its item, absent when empty. Write units of a
+// configuration under 1 KB (the URL may take it to 3, a sealed token to 7):
 // a new one 6 (one transaction of the configuration, the run's push
 // counter, conditional on it being under [sortie.MaxPushConfigs], and the
 // index entry, all doubled); a replacement 1; DeletePushConfig 4, two more

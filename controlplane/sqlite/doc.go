@@ -36,7 +36,8 @@
 // delivered_version at the maximum in its one UPDATE. A schema_version
 // table lets Open create and migrate the schema idempotently, also when
 // several processes open a new file at once; a file of an earlier release
-// is migrated in place (schema version 2 adds push_configs).
+// is migrated in place (schema version 2 adds push_configs, version 3 its
+// format and sealed_token columns).
 //
 // [ControlPlane] also implements [sortie.Notifier] for subscribers in the
 // same process; it wakes them on changes made through that *ControlPlane.
