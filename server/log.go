@@ -34,7 +34,7 @@ func (r *recorder) Unwrap() http.ResponseWriter { return r.ResponseWriter }
 func (r *recorder) Flush() { _ = http.NewResponseController(r.ResponseWriter).Flush() }
 
 // logRequests logs one line per request: method, route pattern, status
-// and duration in ms. It never logs headers, query or body (they may
+// duration in ms and the remote address. It never logs headers, query or body (they may
 // carry tokens or secrets).
 func (s *Server) logRequests(h http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -52,7 +52,7 @@ func (s *Server) logRequests(h http.Handler) http.Handler {
 				level = slog.LevelError
 			}
 			s.log.Log(r.Context(), level, "request", "method", r.Method, "route", r.Pattern,
-				"status", rec.status, "duration_ms", time.Since(start).Milliseconds())
+				"status", rec.status, "duration_ms", time.Since(start).Milliseconds(), "remote", r.RemoteAddr)
 		}()
 		h.ServeHTTP(rec, r)
 	})

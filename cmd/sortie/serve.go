@@ -8,6 +8,7 @@ import (
 	"maps"
 	"net"
 	"net/netip"
+	"net/url"
 	"os"
 	"path/filepath"
 	"slices"
@@ -35,6 +36,7 @@ type serveFlags struct {
 	publicURL  string
 	agentDirs  []string
 	keyring    *callback.Keyring
+	tokenList  []string
 }
 
 func newServeCmd(g *globals) *cobra.Command {
@@ -57,6 +59,7 @@ end (clients resume with Last-Event-ID).`,
 			if err != nil {
 				return err
 			}
+			s.tokenList = tokens
 			if err := s.checkListen(tokens); err != nil {
 				return err
 			}
@@ -118,6 +121,14 @@ func (s *serveFlags) tokens() ([]string, error) {
 	return out, nil
 }
 
+func isLoopbackHost(host string) bool {
+	if host == "localhost" {
+		return true
+	}
+	ip, err := netip.ParseAddr(host)
+	return err == nil && ip.IsLoopback()
+}
+
 // checkListen refuses an open API on a non-loopback address.
 func (s *serveFlags) checkListen(tokens []string) error {
 	host, _, err := net.SplitHostPort(s.listen)
@@ -161,10 +172,42 @@ func serve(ctx context.Context, g *globals, s *serveFlags, h *host, tokens []str
 	go h.engine.RunReconciler(rctx, g.reconcile)
 	go pushes.Run(rctx)
 	fmt.Fprintf(os.Stderr, "sortie serve: listening on http://%s (state %s)\n", ln.Addr(), g.stateDir)
+	s.announce(g)
 	err = srv.Serve(ctx, ln, s.grace)
+	defer fmt.Fprintln(os.Stderr, "sortie serve: stopped")
 	sctx, cancel := context.WithTimeout(context.Background(), s.grace)
 	defer cancel()
 	return errors.Join(err, pushes.Shutdown(sctx))
+}
+
+// announce says how the host authenticates and where workers call back,
+// warning about plain HTTP off loopback.
+func (s *serveFlags) announce(g *globals) {
+	auth := "none (loopback only)"
+	switch {
+	case len(s.tokenList) > 0:
+		auth = fmt.Sprintf("%d API token(s) from %s", len(s.tokenList), s.tokenSource())
+	case s.insecure:
+		auth = "NONE on a non-loopback address (--insecure-no-auth)"
+	}
+	fmt.Fprintf(os.Stderr, "sortie serve: client API auth: %s; serve is plain HTTP: put TLS in front of it off loopback\n", auth)
+	if g.issuer != nil {
+		fmt.Fprintf(os.Stderr, "sortie serve: workers report over callbacks to %s\n", callbackBase(s, g))
+	}
+}
+
+func (s *serveFlags) tokenSource() string {
+	if s.tokensFile != "" {
+		return s.tokensFile
+	}
+	return "SORTIE_API_TOKENS"
+}
+
+func callbackBase(s *serveFlags, g *globals) string {
+	if i, ok := g.issuer.(*callback.Issuer); ok {
+		return i.URL()
+	}
+	return s.publicURL
 }
 
 // agents loads the --agent directories' manifests, refusing an exec
@@ -203,7 +246,10 @@ func (s *serveFlags) setupCallbacks(g *globals, ln net.Listener) error {
 	}
 	iss, err := callback.NewIssuer(s.keyring, base, nil)
 	if err != nil {
-		return usagef("--public-url: %v", err)
+		return usagef("--public-url %q: must be an absolute http(s) URL without query", base)
+	}
+	if u, _ := url.Parse(base); u != nil && u.Scheme == "http" && !isLoopbackHost(u.Hostname()) {
+		fmt.Fprintf(os.Stderr, "sortie serve: warning: --public-url %s is plain HTTP off loopback; callbacks are signed but their bodies cross the network unencrypted: use https\n", base)
 	}
 	g.issuer = iss
 	return nil
