@@ -78,8 +78,9 @@ func TestBadBodiesAreRefusedAndStoreNothing(t *testing.T) {
 	}{
 		{"malformed", `{"agent": "probe"`, 400, ""},
 		{"not an object", `[1, 2]`, 400, ""},
-		{"unknown field", `{"agent": "probe", "colour": "red"}`, 400, ""},
-		{"missing agent", `{"variables": {}}`, 400, ""},
+		{"unknown field", `{"agent": "probe", "colour": "red"}`, 400, "colour"},
+		{"unknown nested field", `{"agent": "probe", "policy": {"retries": 3}}`, 400, "policy.retries"},
+		{"missing agent", `{"variables": {}}`, 400, "agent"},
 		{"variables not an object", `{"agent": "probe", "variables": [1]}`, 400, "variables"},
 		{"label too long", `{"agent": "probe", "labels": {"team": "` + strings.Repeat("x", 300) + `"}}`, 400, "labels.team"},
 		{"policy type", `{"agent": "probe", "policy": {"max_attempts": "three"}}`, 400, "policy.max_attempts"},
@@ -185,5 +186,48 @@ func TestAPITokens(t *testing.T) {
 	}
 	if _, err := server.New(server.Options{Engine: r.engine, APITokens: []string{"short"}}); err == nil {
 		t.Fatal("server.New accepted a 5-byte API token")
+	}
+}
+
+func TestQueryAndPathChecks(t *testing.T) {
+	r := newRig(t, nil)
+	run := r.submit(t, `{"events": 1}`)
+	r.final(t, run.ID)
+	get := func(path string, hdr map[string]string) (int, server.ErrorBody) {
+		req, _ := http.NewRequest(http.MethodGet, r.http.URL+path, nil)
+		for k, v := range hdr {
+			req.Header.Set(k, v)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		var eb server.ErrorBody
+		json.NewDecoder(resp.Body).Decode(&eb)
+		return resp.StatusCode, eb
+	}
+	events := "/v1/runs/" + run.ID.String() + "/events"
+	for _, tc := range []struct {
+		path   string
+		hdr    map[string]string
+		status int
+		field  string
+	}{
+		{"/v1/runs?stat=completed", nil, 400, "stat"},
+		{events + "?afterr=1.1", nil, 400, "afterr"},
+		{events + "?after=5.1", nil, 400, "after"},
+		{events, map[string]string{"Last-Event-ID": "2.1"}, 400, "Last-Event-ID"},
+		{events, map[string]string{"Last-Event-ID": "one"}, 400, "Last-Event-ID"},
+		{"/v1/runs/" + strings.ToLower(run.ID.String()), nil, 200, ""},
+	} {
+		status, eb := get(tc.path, tc.hdr)
+		if status != tc.status || eb.Error.Field != tc.field {
+			t.Errorf("GET %s %v = %d %+v, want %d naming %q", tc.path, tc.hdr, status, eb, tc.status, tc.field)
+		}
+	}
+	missing := sortie.NewRunID(time.Now())
+	if status, eb := get("/v1/runs/"+missing.String(), nil); status != 404 || !strings.Contains(eb.Error.Message, missing.String()) {
+		t.Errorf("GET unknown run = %d %+v, want 404 naming the run", status, eb)
 	}
 }

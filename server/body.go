@@ -8,10 +8,12 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
+	"github.com/santhosh-tekuri/jsonschema/v6/kind"
 	"golang.org/x/text/language"
 	"golang.org/x/text/message"
 
@@ -115,7 +117,14 @@ func schemaError(err error) error {
 	for len(ve.Causes) > 0 {
 		ve = ve.Causes[0]
 	}
-	return &bodyError{status: http.StatusBadRequest, field: fieldPath(ve.InstanceLocation), msg: ve.ErrorKind.LocalizedString(printer)}
+	loc := ve.InstanceLocation
+	switch k := ve.ErrorKind.(type) {
+	case *kind.AdditionalProperties: // name the unknown field itself
+		loc = append(slices.Clone(loc), k.Properties[0])
+	case *kind.Required:
+		loc = append(slices.Clone(loc), k.Missing[0])
+	}
+	return &bodyError{status: http.StatusBadRequest, field: fieldPath(loc), msg: ve.ErrorKind.LocalizedString(printer)}
 }
 
 // fieldPath formats a JSON instance location: a.b[0].c; "" for the root.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net/http"
 
 	"github.com/sortie-run/sortie"
@@ -77,7 +78,7 @@ func (s *Server) errorBody(r *http.Request, err error) (int, ErrorBody) {
 	}
 	for _, c := range sentinelCodes {
 		if errors.Is(err, c.err) {
-			return c.status, ErrorBody{ErrorDetail{Code: c.code, Message: c.msg}}
+			return c.status, ErrorBody{ErrorDetail{Code: c.code, Message: notFoundMessage(r, c.code, c.msg)}}
 		}
 	}
 	if errors.Is(err, context.Canceled) && r.Context().Err() != nil {
@@ -85,6 +86,21 @@ func (s *Server) errorBody(r *http.Request, err error) (int, ErrorBody) {
 	}
 	s.log.ErrorContext(r.Context(), "request failed", "method", r.Method, "path", r.URL.Path, "err", err)
 	return http.StatusInternalServerError, ErrorBody{ErrorDetail{Code: CodeInternal, Message: "internal error; see the server log"}}
+}
+
+// notFoundMessage names what was not found from the request's path.
+func notFoundMessage(r *http.Request, code, msg string) string {
+	if code != CodeNotFound {
+		return msg
+	}
+	id, cid := r.PathValue("id"), r.PathValue("cid")
+	switch {
+	case cid != "":
+		return fmt.Sprintf("push configuration %.64q of run %.40s not found", cid, id)
+	case id != "":
+		return fmt.Sprintf("run %.40s not found", id)
+	}
+	return msg
 }
 
 // writeJSON writes v with status.

@@ -27,6 +27,7 @@ type EventsPage struct {
 type eventsQuery struct {
 	id    sortie.RunID
 	after sortie.Cursor
+	field string // where the cursor came from: "after" or "Last-Event-ID"
 	limit int
 	wait  time.Duration
 }
@@ -38,13 +39,16 @@ func (s *Server) parseEventsQuery(r *http.Request) (eventsQuery, error) {
 	if err != nil {
 		return eventsQuery{}, err
 	}
-	q := eventsQuery{id: id, limit: feedPage}
+	if err := checkQuery(r, "after", "limit", "wait_ms"); err != nil {
+		return eventsQuery{}, err
+	}
+	q := eventsQuery{id: id, limit: feedPage, field: "after"}
 	after := r.URL.Query().Get("after")
 	if h := r.Header.Get("Last-Event-ID"); h != "" {
-		after = h
+		after, q.field = h, "Last-Event-ID"
 	}
 	if q.after, err = sortie.ParseCursor(after); err != nil {
-		return q, sortie.Invalidf("after", "%q is not a cursor ATTEMPT.SEQ", after)
+		return q, sortie.Invalidf(q.field, "%.40q is not a cursor ATTEMPT.SEQ", after)
 	}
 	if v := r.URL.Query().Get("limit"); v != "" {
 		if q.limit, err = strconv.Atoi(v); err != nil || q.limit < 1 || q.limit > 1000 {
@@ -66,8 +70,12 @@ func (s *Server) parseEventsQuery(r *http.Request) (eventsQuery, error) {
 // with wait_ms).
 func (s *Server) events(w http.ResponseWriter, r *http.Request) {
 	q, err := s.parseEventsQuery(r)
+	var run *sortie.Run
 	if err == nil {
-		_, err = s.eng.Get(r.Context(), q.id)
+		run, err = s.eng.Get(r.Context(), q.id)
+	}
+	if err == nil && q.after.Attempt > run.Attempt {
+		err = sortie.Invalidf(q.field, "cursor %s is past the run's attempt %d", q.after, run.Attempt)
 	}
 	if err != nil {
 		s.writeError(w, r, err)
@@ -82,6 +90,7 @@ func (s *Server) events(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, err)
 		return
 	}
+	page.Run = public(page.Run)
 	writeJSON(w, http.StatusOK, page)
 }
 
@@ -197,7 +206,7 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request, q eventsQuery) {
 			cur = evs[i].Cursor()
 		}
 		if final != nil {
-			writeSSE(w, "", "run", final)
+			writeSSE(w, "", "run", public(final))
 		}
 		if rc.Flush() != nil || final != nil {
 			return

@@ -3,7 +3,9 @@ package server
 import (
 	"encoding/json"
 	"net/http"
+	"slices"
 	"strconv"
+	"strings"
 
 	"github.com/sortie-run/sortie"
 )
@@ -38,7 +40,7 @@ func (s *Server) submit(w http.ResponseWriter, r *http.Request) {
 		status = http.StatusCreated
 		s.notify(run.ID)
 	}
-	writeJSON(w, status, run)
+	writeJSON(w, status, public(run))
 }
 
 func (s *Server) notify(id sortie.RunID) {
@@ -47,10 +49,22 @@ func (s *Server) notify(id sortie.RunID) {
 	}
 }
 
-// runID parses the {id} path value.
+// runID parses the {id} path value; run IDs are ULIDs, whose letters are
+// case-insensitive (Crockford base32), so lower case is accepted.
 func runID(r *http.Request) (sortie.RunID, error) {
-	id := sortie.RunID(r.PathValue("id"))
+	id := sortie.RunID(strings.ToUpper(r.PathValue("id")))
 	return id, id.Validate()
+}
+
+// checkQuery refuses query parameters the route does not take, so a typo
+// (?stat=completed) is not silently ignored.
+func checkQuery(r *http.Request, allowed ...string) error {
+	for k := range r.URL.Query() {
+		if !slices.Contains(allowed, k) {
+			return sortie.Invalidf(k, "unknown query parameter; this route takes %s", strings.Join(allowed, ", "))
+		}
+	}
+	return nil
 }
 
 func (s *Server) get(w http.ResponseWriter, r *http.Request) {
@@ -58,7 +72,7 @@ func (s *Server) get(w http.ResponseWriter, r *http.Request) {
 	if err == nil {
 		var run *sortie.Run
 		if run, err = s.eng.Get(r.Context(), id); err == nil {
-			writeJSON(w, http.StatusOK, run)
+			writeJSON(w, http.StatusOK, public(run))
 			return
 		}
 	}
@@ -67,6 +81,10 @@ func (s *Server) get(w http.ResponseWriter, r *http.Request) {
 
 // list: GET /v1/runs?agent=&state=&context_id=&page_size=&page_token=.
 func (s *Server) list(w http.ResponseWriter, r *http.Request) {
+	if err := checkQuery(r, "agent", "state", "context_id", "page_size", "page_token"); err != nil {
+		s.writeError(w, r, err)
+		return
+	}
 	q := r.URL.Query()
 	lq := sortie.ListQuery{Agent: q.Get("agent"), State: sortie.State(q.Get("state")),
 		ContextID: q.Get("context_id"), PageToken: q.Get("page_token")}
@@ -83,9 +101,7 @@ func (s *Server) list(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, err)
 		return
 	}
-	if page.Runs == nil {
-		page.Runs = []*sortie.Run{}
-	}
+	page = publicPage(page)
 	writeJSON(w, http.StatusOK, page)
 }
 
@@ -109,7 +125,7 @@ func (s *Server) cancel(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	s.notify(id)
-	writeJSON(w, http.StatusOK, run)
+	writeJSON(w, http.StatusOK, public(run))
 }
 
 // ResumeRequest is the body of POST /v1/runs/{id}/resume: the answer to the
@@ -133,5 +149,5 @@ func (s *Server) resume(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	s.notify(id)
-	writeJSON(w, http.StatusOK, run)
+	writeJSON(w, http.StatusOK, public(run))
 }
