@@ -64,7 +64,7 @@ func (s *Server) putPush(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	s.notify(id)
-	writeJSON(w, http.StatusOK, cfg)
+	writeJSON(w, http.StatusOK, publicPush(*cfg))
 }
 
 // restartDelivery clears the failures of a replaced configuration (its
@@ -103,7 +103,7 @@ func (s *Server) getPush(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, cfg)
+	writeJSON(w, http.StatusOK, publicPush(*cfg))
 }
 
 func (s *Server) listPush(w http.ResponseWriter, r *http.Request) {
@@ -120,9 +120,11 @@ func (s *Server) listPush(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, err)
 		return
 	}
-	if cfgs == nil {
-		cfgs = []sortie.PushConfig{}
+	out := make([]sortie.PushConfig, len(cfgs))
+	for i := range cfgs {
+		out[i] = publicPush(cfgs[i])
 	}
+	cfgs = out
 	writeJSON(w, http.StatusOK, PushConfigList{PushConfigs: cfgs})
 }
 

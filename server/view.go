@@ -28,3 +28,10 @@ func publicPage(p *sortie.RunPage) *sortie.RunPage {
 	}
 	return c
 }
+
+// publicPush is a push configuration as the API shows it: without its
+// sealed token (ciphertext of an A2A client's secret).
+func publicPush(cfg sortie.PushConfig) sortie.PushConfig {
+	cfg.SealedToken = nil
+	return cfg
+}

@@ -137,6 +137,7 @@ func pushDeleteCmd(g *globals) *cobra.Command {
 func printPush(g *globals, cfgs []sortie.PushConfig) {
 	if g.jsonOut {
 		for i := range cfgs {
+			cfgs[i].SealedToken = nil // ciphertext of an A2A client's token: nothing to show
 			printJSON(os.Stdout, &cfgs[i])
 		}
 		return

@@ -18,6 +18,8 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/sortie-run/sortie"
+	"github.com/sortie-run/sortie/crypto/envelope"
+	"github.com/sortie-run/sortie/crypto/localkey"
 	"github.com/sortie-run/sortie/destination"
 	"github.com/sortie-run/sortie/server"
 	a2aserver "github.com/sortie-run/sortie/server/a2a"
@@ -147,7 +149,11 @@ func (s *serveFlags) checkListen(tokens []string) error {
 // serve runs the server, the reconciler and the push dispatcher until ctx
 // ends.
 func serve(ctx context.Context, g *globals, s *serveFlags, h *host, tokens []string, ln net.Listener) error {
-	pushes, policy, err := g.pushDispatcher(h)
+	sealer, err := g.pushTokenSealer()
+	if err != nil {
+		return err
+	}
+	pushes, policy, err := g.pushDispatcher(h, sealer)
 	if err != nil {
 		return err
 	}
@@ -155,7 +161,7 @@ func serve(ctx context.Context, g *globals, s *serveFlags, h *host, tokens []str
 		Pushes: pushes, CheckPushURL: policy.Check}
 	agents := slices.SortedFunc(maps.Values(h.agents), func(a, b sortie.Manifest) int { return strings.Compare(a.Name, b.Name) })
 	if opts.A2A, err = a2aserver.New(h.engine, agents, &a2aserver.Options{
-		PublicURL: s.publicURL, PushChanged: pushes.Notify, CheckPushURL: policy.Check, Logger: h.log}); err != nil {
+		PublicURL: s.publicURL, PushChanged: pushes.Notify, CheckPushURL: policy.Check, TokenSealer: sealer, Logger: h.log}); err != nil {
 		return err
 	}
 	if s.keyring != nil {
@@ -279,7 +285,7 @@ func callbackKeys(path string) (*callback.Keyring, error) {
 
 // pushDispatcher delivers push webhooks through the destination policy,
 // signed with the state directory's webhook keys.
-func (g *globals) pushDispatcher(h *host) (*push.Dispatcher, *destination.Policy, error) {
+func (g *globals) pushDispatcher(h *host, tokens a2aserver.TokenSealer) (*push.Dispatcher, *destination.Policy, error) {
 	policy, err := g.dest.policy()
 	if err != nil {
 		return nil, nil, err
@@ -296,6 +302,26 @@ func (g *globals) pushDispatcher(h *host) (*push.Dispatcher, *destination.Policy
 	if err != nil {
 		return nil, nil, err
 	}
-	d, err := push.New(h.cp, h.cp, client, keys, &push.Options{Logger: h.log})
+	d, err := push.New(h.cp, h.cp, client, keys, &push.Options{Logger: h.log,
+		Formats: a2aserver.PushFormats(), OpenToken: a2aserver.TokenOpener(tokens)})
 	return d, policy, err
+}
+
+// pushTokenSealer seals A2A push tokens with the state directory's local
+// key (local.key, 0600; a mounted secret shared by every replica in
+// production), bound to the run and configuration.
+func (g *globals) pushTokenSealer() (a2aserver.TokenSealer, error) {
+	dir, err := g.absStateDir()
+	if err != nil {
+		return nil, err
+	}
+	kek, _, err := localkey.LoadOrCreate(filepath.Join(dir, localKeyFile))
+	if err != nil {
+		return nil, fmt.Errorf("push tokens: %w", err)
+	}
+	ring, err := envelope.NewKeyring(localKeyID, kek)
+	if err != nil {
+		return nil, fmt.Errorf("push tokens: %w", err)
+	}
+	return a2aserver.EnvelopeSealer(envelope.New(ring, nil)), nil
 }
