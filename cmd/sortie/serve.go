@@ -161,7 +161,7 @@ func serve(ctx context.Context, g *globals, s *serveFlags, h *host, tokens []str
 		Pushes: pushes, CheckPushURL: policy.Check}
 	agents := slices.SortedFunc(maps.Values(h.agents), func(a, b sortie.Manifest) int { return strings.Compare(a.Name, b.Name) })
 	if opts.A2A, err = a2aserver.New(h.engine, agents, &a2aserver.Options{
-		PublicURL: s.publicURL, PushChanged: pushes.Notify, CheckPushURL: policy.Check, TokenSealer: sealer, Logger: h.log}); err != nil {
+		PublicURL: s.publicURL, PushChanged: pushes.Notify, CheckPushURL: policy.Check, TokenSealer: sealer, BearerAuth: len(tokens) > 0, Logger: h.log}); err != nil {
 		return err
 	}
 	if s.keyring != nil {

@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"encoding/json"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -106,6 +107,15 @@ func TestHostFlagRunsAgainstServe(t *testing.T) {
 	noToken := runCmd(t, remote.cmd("--host", url, "list"))
 	if noToken.code == 0 || !strings.Contains(noToken.stderr, "401") {
 		t.Fatalf("list without a token: exit %d, stderr %q; want a refusal naming 401", noToken.code, noToken.stderr)
+	}
+	resp, err := http.Get(url + "/.well-known/agent-card.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	card, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if !strings.Contains(string(card), `"scheme":"Bearer"`) {
+		t.Fatalf("the agent card of a host with API tokens declares no bearer scheme: %s", card)
 	}
 	missing := withToken("get", string(sortie.NewRunID(time.Now())))
 	if missing.code != 2 {

@@ -36,6 +36,11 @@ func newCardSource(o *settings, agents []sortie.Manifest, push bool) *cardSource
 			Params:      map[string]any{"service_parameter": ResumeAfterParam, "metadata_key": MetaCursor},
 		}}},
 	}
+	if o.BearerAuth {
+		card.SecuritySchemes = a2a.NamedSecuritySchemes{"bearer": a2a.HTTPAuthSecurityScheme{Scheme: "Bearer",
+			Description: "One of the host's API tokens (SORTIE_API_TOKENS)."}}
+		card.SecurityRequirements = a2a.SecurityRequirementsOptions{{"bearer": a2a.SecuritySchemeScopes{}}}
+	}
 	if o.DefaultAgent != "" {
 		card.Description += " Messages that name no skill (message metadata \"" + SkillKey + "\") run " + o.DefaultAgent + "."
 	} else {

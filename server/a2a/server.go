@@ -63,6 +63,10 @@ type Options struct {
 	// agent card. Optional; defaults to the scheme and Host of each card
 	// request.
 	PublicURL string
+	// BearerAuth declares in the agent card that every call needs
+	// "Authorization: Bearer <token>" (the host's API tokens), so A2A
+	// clients can discover it. Optional; defaults to false (no scheme).
+	BearerAuth bool
 	// Name, Description and Version describe the host in the agent card.
 	// Optional; default to "Sortie", a sentence, and "1".
 	Name, Description, Version string
