@@ -3,6 +3,8 @@ package main
 import (
 	"bufio"
 	"encoding/json"
+	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -29,6 +31,18 @@ func startServe(t *testing.T, c *cli, env []string, args ...string) (string, *ex
 // unless args has --in-process).
 func startServeCmd(t *testing.T, c *cli, env []string, args ...string) string {
 	t.Helper()
+	url, cmd := launchServe(t, c, env, args...)
+	t.Cleanup(func() {
+		if err := stopServe(cmd); err != nil {
+			t.Error(err)
+		}
+	})
+	return url
+}
+
+// launchServe starts `sortie serve` and waits for its address.
+func launchServe(t testing.TB, c *cli, env []string, args ...string) (string, *exec.Cmd) {
+	t.Helper()
 	cmd := c.cmd(append([]string{"serve", "--listen", "127.0.0.1:0"}, args...)...)
 	cmd.Env = append(cmd.Env, env...)
 	stderr, err := cmd.StderrPipe()
@@ -53,21 +67,24 @@ func startServeCmd(t *testing.T, c *cli, env []string, args ...string) string {
 		for sc.Scan() {
 		}
 	}()
-	t.Cleanup(func() {
-		cmd.Process.Signal(syscall.SIGTERM)
-		done := make(chan error, 1)
-		go func() { done <- cmd.Wait() }()
-		select {
-		case err := <-done:
-			if err != nil {
-				t.Errorf("sortie serve after SIGTERM: %v, want exit 0", err)
-			}
-		case <-time.After(30 * time.Second):
-			cmd.Process.Kill()
-			t.Error("sortie serve did not exit within 30 s of SIGTERM")
+	return url, cmd
+}
+
+// stopServe sends SIGTERM and waits: serve must exit 0 within 30 s.
+func stopServe(cmd *exec.Cmd) error {
+	cmd.Process.Signal(syscall.SIGTERM)
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	select {
+	case err := <-done:
+		if err != nil {
+			return fmt.Errorf("sortie serve after SIGTERM: %v, want exit 0", err)
 		}
-	})
-	return url
+		return nil
+	case <-time.After(30 * time.Second):
+		cmd.Process.Kill()
+		return errors.New("sortie serve did not exit within 30 s of SIGTERM")
+	}
 }
 
 // TestHostFlagRunsAgainstServe: the README's main job against `sortie
