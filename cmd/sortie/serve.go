@@ -53,40 +53,10 @@ at /.well-known/agent-card.json, JSON-RPC and REST under /a2a), its reconciler, 
 push webhook delivery. Clients use it with "sortie --host URL <command>" or the Go
 client's HTTP transport. API tokens come from SORTIE_API_TOKENS (comma-separated)
 or --api-tokens-file (one a line); without any, serve listens on loopback only.
-SIGINT or SIGTERM shuts down gracefully: requests in flight finish, event streams
+SIGINT, SIGTERM or SIGHUP shuts down gracefully: requests in flight finish, event streams
 end (clients resume with Last-Event-ID).`,
 		Args: exactArgs(0),
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			tokens, err := s.tokens()
-			if err != nil {
-				return err
-			}
-			s.tokenList = tokens
-			if err := s.checkListen(tokens); err != nil {
-				return err
-			}
-			if g.hostURL != "" {
-				return usagef("serve: --host names a remote host; serve runs the embedded one")
-			}
-			ln, err := net.Listen("tcp", s.listen)
-			if err != nil {
-				return usagef("--listen %s: %v", s.listen, err)
-			}
-			defer ln.Close()
-			if err := s.setupCallbacks(g, ln); err != nil {
-				return err
-			}
-			extra, err := s.agents(g)
-			if err != nil {
-				return err
-			}
-			h, err := g.openHost(extra...)
-			if err != nil {
-				return err
-			}
-			defer h.Close()
-			return serve(cmd.Context(), g, s, h, tokens, ln)
-		},
+		RunE: func(cmd *cobra.Command, _ []string) error { return s.run(cmd.Context(), g) },
 	}
 	f := c.Flags()
 	f.StringVar(&s.listen, "listen", envOr("SORTIE_LISTEN", "127.0.0.1:7780"), "address to listen on (env SORTIE_LISTEN)")
@@ -98,6 +68,39 @@ end (clients resume with Last-Event-ID).`,
 	f.BoolVar(&s.callbacks, "worker-callbacks", false, "workers report over HTTPS callbacks to this host (signed per run and attempt) instead of writing the control plane")
 	f.StringVar(&s.publicURL, "public-url", os.Getenv("SORTIE_PUBLIC_URL"), "the URL workers reach this host at, for --worker-callbacks (default http://LISTEN-ADDRESS; env SORTIE_PUBLIC_URL)")
 	return c
+}
+
+// run checks the flags, listens, opens the host and serves until ctx ends.
+func (s *serveFlags) run(ctx context.Context, g *globals) error {
+	tokens, err := s.tokens()
+	if err != nil {
+		return err
+	}
+	s.tokenList = tokens
+	if err := s.checkListen(tokens); err != nil {
+		return err
+	}
+	if g.hostURL != "" {
+		return usagef("serve: --host names a remote host; serve runs the embedded one")
+	}
+	ln, err := net.Listen("tcp", s.listen)
+	if err != nil {
+		return usagef("--listen %s: %v", s.listen, err)
+	}
+	defer ln.Close()
+	if err := s.setupCallbacks(g, ln); err != nil {
+		return err
+	}
+	extra, err := s.agents(g)
+	if err != nil {
+		return err
+	}
+	h, err := g.openHost(extra...)
+	if err != nil {
+		return err
+	}
+	defer h.Close()
+	return serve(ctx, g, s, h, tokens, ln)
 }
 
 // tokens reads the API tokens from the file or SORTIE_API_TOKENS.
