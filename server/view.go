@@ -1,23 +1,17 @@
 package server
 
-import "github.com/sortie-run/sortie"
+import (
+	"github.com/sortie-run/sortie"
+	"github.com/sortie-run/sortie/server/push"
+)
 
-// public is the run as the API shows it: without its sealed configuration
-// (ciphertext clients cannot use) and request hash, and without the host's
-// process IDs, command paths and log paths of local attempts.
+// public is the run as the API shows it: [push.PublicRun], the view
+// webhooks get too.
 func public(run *sortie.Run) *sortie.Run {
 	if run == nil {
 		return nil
 	}
-	c := *run
-	c.SealedConfig, c.RequestHash = nil, ""
-	c.Attempts = append([]sortie.Attempt(nil), run.Attempts...)
-	for i := range c.Attempts {
-		if ref := c.Attempts[i].Ref; ref != nil && ref.Provider == "local" {
-			c.Attempts[i].Ref = &sortie.Ref{Provider: ref.Provider, RunID: ref.RunID, Attempt: ref.Attempt, LaunchID: ref.LaunchID}
-		}
-	}
-	return &c
+	return push.PublicRun(run)
 }
 
 // publicPage applies [public] to every run of a page.
