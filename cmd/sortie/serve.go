@@ -103,25 +103,32 @@ func (s *serveFlags) run(ctx context.Context, g *globals) error {
 	return serve(ctx, g, s, h, tokens, ln)
 }
 
-// tokens reads the API tokens from the file or SORTIE_API_TOKENS.
+// tokens reads the API tokens from the file (one a line; blank lines and
+// lines starting with # skipped) or SORTIE_API_TOKENS (comma-separated).
+// A file or variable that is given but holds no token is an error, not
+// an open API: an unpopulated secret mount must not turn auth off.
 func (s *serveFlags) tokens() ([]string, error) {
-	raw := os.Getenv("SORTIE_API_TOKENS")
-	sep := ","
+	raw, set := os.LookupEnv("SORTIE_API_TOKENS")
+	sep, source := ",", "SORTIE_API_TOKENS"
 	if s.tokensFile != "" {
 		b, err := readLimited(s.tokensFile, 64<<10)
 		if err != nil {
 			return nil, usagef("--api-tokens-file: %v", err)
 		}
-		raw, sep = string(b), "\n"
+		raw, set, sep, source = string(b), true, "\n", "--api-tokens-file "+s.tokensFile
 	}
 	var out []string
 	for t := range strings.SplitSeq(raw, sep) {
-		if t = strings.TrimSpace(t); t != "" {
-			if len(t) < 16 {
-				return nil, usagef("API token %d is %d bytes; at least 16 are required", len(out)+1, len(t))
-			}
-			out = append(out, t)
+		if t = strings.TrimSpace(t); t == "" || strings.HasPrefix(t, "#") {
+			continue
 		}
+		if len(t) < 16 {
+			return nil, usagef("%s: API token %d is %d bytes; at least 16 are required", source, len(out)+1, len(t))
+		}
+		out = append(out, t)
+	}
+	if set && len(out) == 0 {
+		return nil, usagef("%s holds no API token: fill it, or unset it to serve without tokens on loopback", source)
 	}
 	return out, nil
 }
