@@ -27,12 +27,31 @@ func (g *globals) openRemote(log *slog.Logger) (*host, error) {
 // checkHost refuses an empty --host or SORTIE_HOST (a script's unset
 // variable), which would otherwise run the command on an embedded engine
 // in the working directory instead of the host.
+//
+// Settings from the environment yield to explicit flags: serve ignores
+// SORTIE_HOST (a client setting), and a --host command ignores the
+// SORTIE_DYNAMODB_* / SORTIE_WORKER_FUNCTION / SORTIE_KMS_* variables (host
+// settings) unless their flags are given.
 func (g *globals) checkHost(cmd *cobra.Command) error {
-	if f := cmd.Flags().Lookup("host"); f != nil && f.Changed && strings.TrimSpace(g.hostURL) == "" {
+	changed := func(name string) bool { f := cmd.Flags().Lookup(name); return f != nil && f.Changed }
+	if changed("host") && strings.TrimSpace(g.hostURL) == "" {
 		return usagef("--host is empty: name the host (http(s)://HOST:PORT) or leave the flag out for the embedded engine")
+	}
+	if cmd.Name() == "serve" && !changed("host") {
+		g.hostURL = ""
+		return nil
 	}
 	if v, ok := os.LookupEnv("SORTIE_HOST"); ok && strings.TrimSpace(v) == "" && g.hostURL == "" {
 		return usagef("SORTIE_HOST is set but empty: set it to the host's URL, or unset it for the embedded engine")
+	}
+	if g.hostURL != "" {
+		for name, v := range map[string]*string{"dynamodb-table": &g.aws.table, "dynamodb-endpoint": &g.aws.dynamoEndpoint,
+			"lambda-function": &g.aws.function, "lambda-endpoint": &g.aws.lambdaEndpoint,
+			"kms-keys": &g.aws.kmsKeys, "kms-endpoint": &g.aws.kmsEndpoint} {
+			if !changed(name) {
+				*v = ""
+			}
+		}
 	}
 	return nil
 }

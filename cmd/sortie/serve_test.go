@@ -293,3 +293,16 @@ func TestServeHostsAgentDirectories(t *testing.T) {
 		t.Fatalf("last line %q: want the completed exec:wordfreq-py run", lines[len(lines)-1])
 	}
 }
+
+// TestEnvironmentYieldsToFlags: an exported SORTIE_HOST does not stop
+// serve, and exported host settings (SORTIE_DYNAMODB_TABLE) do not stop a
+// --host client.
+func TestEnvironmentYieldsToFlags(t *testing.T) {
+	c := newCLI(t)
+	url := startServeCmd(t, c, []string{"SORTIE_HOST=http://127.0.0.1:1"}, "--in-process")
+	cmd := (&cli{t: t, state: t.TempDir()}).cmd("--host", url, "list")
+	cmd.Env = append(cmd.Env, "SORTIE_DYNAMODB_TABLE=sortie-runs", "SORTIE_DYNAMODB_ENDPOINT=http://127.0.0.1:1")
+	if r := runCmd(t, cmd); r.code != 0 {
+		t.Fatalf("--host list with SORTIE_DYNAMODB_* exported: exit %d, %q; want 0", r.code, r.stderr)
+	}
+}
