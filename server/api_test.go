@@ -215,6 +215,7 @@ func TestQueryAndPathChecks(t *testing.T) {
 		field  string
 	}{
 		{"/v1/runs?stat=completed", nil, 400, "stat"},
+		{"/v1/runs/" + run.ID.String() + "?x=1", nil, 400, "x"},
 		{events + "?afterr=1.1", nil, 400, "afterr"},
 		{events + "?after=5.1", nil, 400, "after"},
 		{events, map[string]string{"Last-Event-ID": "2.1"}, 400, "Last-Event-ID"},

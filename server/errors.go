@@ -95,7 +95,7 @@ func notFoundMessage(r *http.Request, code, msg string) string {
 	}
 	id, cid := r.PathValue("id"), r.PathValue("cid")
 	switch {
-	case cid != "":
+	case cid != "" && r.Method != http.MethodPut:
 		return fmt.Sprintf("push configuration %.64q of run %.40s not found", cid, id)
 	case id != "":
 		return fmt.Sprintf("run %.40s not found", id)

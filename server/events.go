@@ -39,9 +39,6 @@ func (s *Server) parseEventsQuery(r *http.Request) (eventsQuery, error) {
 	if err != nil {
 		return eventsQuery{}, err
 	}
-	if err := checkQuery(r, "after", "limit", "wait_ms"); err != nil {
-		return eventsQuery{}, err
-	}
 	q := eventsQuery{id: id, limit: feedPage, field: "after"}
 	after := r.URL.Query().Get("after")
 	if h := r.Header.Get("Last-Event-ID"); h != "" {

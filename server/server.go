@@ -127,11 +127,20 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.handler.S
 
 func (s *Server) routes() http.Handler {
 	mux := http.NewServeMux()
-	api := func(pattern string, h http.HandlerFunc) { mux.Handle(pattern, s.authenticate(h)) }
+	// api registers a client route taking only the query parameters named.
+	api := func(pattern string, h http.HandlerFunc, params ...string) {
+		mux.Handle(pattern, s.authenticate(func(w http.ResponseWriter, r *http.Request) {
+			if err := checkQuery(r, params...); err != nil {
+				s.writeError(w, r, err)
+				return
+			}
+			h(w, r)
+		}))
+	}
 	api("POST /v1/runs", s.submit)
-	api("GET /v1/runs", s.list)
+	api("GET /v1/runs", s.list, "agent", "state", "context_id", "page_size", "page_token")
 	api("GET /v1/runs/{id}", s.get)
-	api("GET /v1/runs/{id}/events", s.events)
+	api("GET /v1/runs/{id}/events", s.events, "after", "limit", "wait_ms")
 	api("POST /v1/runs/{id}/cancel", s.cancel)
 	api("POST /v1/runs/{id}/resume", s.resume)
 	api("GET /v1/runs/{id}/push-configs", s.listPush)

@@ -62,7 +62,7 @@ func follow(ctx context.Context, g *globals, h *host, id sortie.RunID, after sor
 			after = u.Event.Cursor()
 			continue
 		}
-		printFinal(os.Stdout, g.jsonOut, u.Run)
+		printFinal(os.Stdout, g, u.Run)
 		return exitFor(u.Run)
 	}
 	return nil
@@ -96,8 +96,8 @@ func printEvent(w io.Writer, jsonOut bool, e *sortie.Event) {
 	fmt.Fprintf(w, "%-6s %-10s %s\n", e.Cursor(), e.Kind, text)
 }
 
-func printFinal(w io.Writer, jsonOut bool, run *sortie.Run) {
-	if jsonOut {
+func printFinal(w io.Writer, g *globals, run *sortie.Run) {
+	if g.jsonOut {
 		printJSON(w, map[string]any{"run": run})
 		return
 	}
@@ -107,7 +107,7 @@ func printFinal(w io.Writer, jsonOut bool, run *sortie.Run) {
 	case run.State == sortie.StateCompleted:
 		printIndented(w, run.Result)
 	case run.State.Interrupted() && run.Interrupt != nil:
-		fmt.Fprintf(w, "needs %s: %s\nresume with: sortie resume %s --input JSON\n", run.State, run.Interrupt.Prompt, run.ID)
+		fmt.Fprintf(w, "needs %s: %s\nresume with: sortie%s resume %s --input JSON\n", run.State, run.Interrupt.Prompt, g.hostArgs(), run.ID)
 	case run.Error != nil:
 		fmt.Fprintf(w, "%s: %s\n", run.Error.Type, run.Error.Message)
 	case run.Reason != "":

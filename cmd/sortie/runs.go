@@ -26,14 +26,14 @@ func newGetCmd(g *globals) *cobra.Command {
 				if g.jsonOut {
 					return printJSON(os.Stdout, run)
 				}
-				printRun(run)
+				printRun(g, run)
 				return nil
 			})
 		},
 	}
 }
 
-func printRun(run *sortie.Run) {
+func printRun(g *globals, run *sortie.Run) {
 	w := tabwriter.NewWriter(os.Stdout, 0, 4, 2, ' ', 0)
 	fmt.Fprintf(w, "run\t%s\nagent\t%s %s (%s)\nstate\t%s\n", run.ID, run.Agent.Name, run.Agent.Version, run.Agent.Runtime, run.State)
 	if run.ContextID != "" {
@@ -61,7 +61,7 @@ func printRun(run *sortie.Run) {
 	case run.State == sortie.StateCompleted:
 		printIndented(os.Stdout, run.Result)
 	case run.State.Interrupted() && run.Interrupt != nil:
-		fmt.Printf("needs %s: %s\nresume with: sortie resume %s --input JSON\n", run.State, run.Interrupt.Prompt, run.ID)
+		fmt.Printf("needs %s: %s\nresume with: sortie%s resume %s --input JSON\n", run.State, run.Interrupt.Prompt, g.hostArgs(), run.ID)
 	case run.Error != nil:
 		fmt.Printf("%s: %s\n", run.Error.Type, run.Error.Message)
 	}
