@@ -187,7 +187,7 @@ func serve(ctx context.Context, g *globals, s *serveFlags, h *host, tokens []str
 	defer stop()
 	go h.engine.RunReconciler(rctx, g.reconcile)
 	go pushes.Run(rctx)
-	fmt.Fprintf(os.Stderr, "sortie serve: listening on http://%s (state %s)\n", ln.Addr(), g.stateDir)
+	fmt.Fprintf(os.Stderr, "sortie serve: listening on http://%s (%s)\n", ln.Addr(), g.backend())
 	s.announce(g)
 	err = srv.Serve(ctx, ln, s.grace)
 	defer fmt.Fprintln(os.Stderr, "sortie serve: stopped")
@@ -226,6 +226,14 @@ func callbackBase(s *serveFlags, g *globals) string {
 	return s.publicURL
 }
 
+// backend names where runs are kept and attempts run, for the start line.
+func (g *globals) backend() string {
+	if g.aws.table != "" {
+		return fmt.Sprintf("DynamoDB table %s, Lambda function %s, keys in %s", g.aws.table, g.aws.function, g.stateDir)
+	}
+	return "state " + g.stateDir
+}
+
 // agents loads the --agent directories' manifests, refusing an exec
 // agent the --runtimes allowlist does not name.
 func (s *serveFlags) agents(g *globals) ([]sortie.Manifest, error) {
@@ -259,6 +267,9 @@ func (s *serveFlags) setupCallbacks(g *globals, ln net.Listener) error {
 	base := s.publicURL
 	if base == "" {
 		base = "http://" + ln.Addr().String()
+	}
+	if u, _ := url.Parse(base); g.aws.function != "" && u != nil && isLoopbackHost(u.Hostname()) {
+		return usagef("--worker-callbacks with --lambda-function: workers on Lambda cannot reach %s; set --public-url (or SORTIE_PUBLIC_URL) to this host's address as the function sees it", base)
 	}
 	iss, err := callback.NewIssuer(s.keyring, base, nil)
 	if err != nil {
@@ -313,8 +324,19 @@ func (g *globals) pushDispatcher(h *host, tokens a2aserver.TokenSealer) (*push.D
 		return nil, nil, err
 	}
 	d, err := push.New(h.cp, h.cp, client, keys, &push.Options{Logger: h.log,
-		Formats: a2aserver.PushFormats(), OpenToken: a2aserver.TokenOpener(tokens)})
+		Formats: a2aserver.PushFormats(), OpenToken: openTokenHint(a2aserver.TokenOpener(tokens))})
 	return d, policy, err
+}
+
+// openTokenHint names the likely cause when a push token does not open.
+func openTokenHint(open func(context.Context, *sortie.PushConfig) (string, error)) func(context.Context, *sortie.PushConfig) (string, error) {
+	return func(ctx context.Context, cfg *sortie.PushConfig) (string, error) {
+		tok, err := open(ctx, cfg)
+		if err != nil {
+			return "", fmt.Errorf("%w (push tokens are sealed with the state directory's local.key: every host serving this control plane needs the same one)", err)
+		}
+		return tok, nil
+	}
 }
 
 // pushTokenSealer seals A2A push tokens with the state directory's local
