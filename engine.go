@@ -246,7 +246,7 @@ func (e *Engine) start(inv *Invocation) {
 		endSpan(span, err)
 		if err != nil {
 			e.log.Warn("launch failed", "run", inv.RunID, "attempt", inv.Attempt, "err", err)
-			msg := &ErrorMessage{Type: ErrorTypeLaunch, Message: err.Error(), Retryable: !errors.Is(err, ErrInvalidArgument)}
+			msg := &ErrorMessage{Type: ErrorTypeLaunch, Message: err.Error(), Retryable: !errors.Is(err, ErrInvalidArgument) && !errors.Is(err, ErrNotFound)}
 			_, err = e.cp.Finish(ctx, Finish{RunID: inv.RunID, Attempt: inv.Attempt, LaunchID: inv.LaunchID,
 				Outcome: Outcome{Error: msg}, NowMs: e.nowMs()})
 			if err != nil {

@@ -248,6 +248,28 @@ func TestLaunchFailureRetriesThenFails(t *testing.T) {
 	}
 }
 
+// goneLauncher's compute target does not exist.
+type goneLauncher struct{}
+
+func (goneLauncher) Start(context.Context, *sortie.Invocation) (sortie.Ref, error) {
+	return sortie.Ref{}, fmt.Errorf("invoke function worker: %w", sortie.ErrNotFound)
+}
+
+// A launcher whose target does not exist fails the run at its first
+// attempt: retrying cannot help.
+func TestLaunchOnAMissingTargetFailsAtOnce(t *testing.T) {
+	r := newRig(t, nil)
+	r.engine = sortie.NewEngine(r.cp, goneLauncher{}, probeAgent, nil)
+	run, err := r.engine.Submit(context.Background(), &sortie.SubmitRequest{Agent: "probe"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	run = r.reconcileUntil(t, run.ID, "failed", func(r *sortie.Run) bool { return r.State.Terminal() })
+	if run.State != sortie.StateFailed || run.Attempt != 1 || run.Error.Retryable {
+		t.Errorf("run = %s after %d attempts, error %+v; want failed after 1 attempt, not retryable", run.State, run.Attempt, run.Error)
+	}
+}
+
 // refusingSealer stands for a keyring whose primary key is gone (err
 // permanent) or a KMS that is down (err wraps ErrUnavailable).
 type refusingSealer struct{ err error }

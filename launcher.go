@@ -9,8 +9,10 @@ import "context"
 // attempt (a duplicate delivery is refused by the worker's claim). Start may
 // run the whole attempt before returning (some services do), so the engine
 // never waits on it. It returns an error wrapping ErrInvalidArgument when inv
-// breaks a provider limit (naming it), and ErrUnavailable for a transient
-// failure.
+// breaks a provider limit (naming it), ErrNotFound when the compute target
+// (function, job) does not exist, and ErrUnavailable for a transient
+// failure. The engine fails the run at once on the first two (retrying
+// cannot help) and retries the attempt on anything else.
 type Launcher interface {
 	Start(ctx context.Context, inv *Invocation) (Ref, error)
 }
