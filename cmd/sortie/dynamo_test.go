@@ -25,7 +25,7 @@ func TestDynamoCreateTable(t *testing.T) {
 		t.Helper()
 		cmd := c.cmd(append([]string{"dynamo", "create-table", "--endpoint", srv.Endpoint, "--region", dynamodblocal.Region}, args...)...)
 		cmd.Env = append(cmd.Env, "AWS_ACCESS_KEY_ID="+dynamodblocal.AccessKeyID,
-			"AWS_SECRET_ACCESS_KEY="+dynamodblocal.SecretAccessKey, "AWS_EC2_METADATA_DISABLED=true", "SORTIE_DYNAMO_TABLE=")
+			"AWS_SECRET_ACCESS_KEY="+dynamodblocal.SecretAccessKey, "AWS_EC2_METADATA_DISABLED=true", "SORTIE_DYNAMO_TABLE=", "SORTIE_DYNAMODB_TABLE=", "SORTIE_DYNAMODB_ENDPOINT=")
 		var out, errb strings.Builder
 		cmd.Stdout, cmd.Stderr = &out, &errb
 		err := cmd.Run()
