@@ -64,4 +64,18 @@ func TestDynamoCreateTable(t *testing.T) {
 	if r := run("--table", "sortie-runs", "--if-missing"); r.code != 0 || r.stdout != "table sortie-runs exists\n" {
 		t.Errorf("create-table --if-missing again = exit %d, %q %q, want 0", r.code, r.stdout, r.stderr)
 	}
+	// The table and endpoint from the environment, as the other commands take them.
+	cmd := c.cmd("dynamo", "create-table", "--region", dynamodblocal.Region)
+	cmd.Env = append(cmd.Env, "AWS_ACCESS_KEY_ID="+dynamodblocal.AccessKeyID, "AWS_SECRET_ACCESS_KEY="+dynamodblocal.SecretAccessKey,
+		"AWS_EC2_METADATA_DISABLED=true", "SORTIE_DYNAMODB_TABLE=from-env", "SORTIE_DYNAMODB_ENDPOINT="+srv.Endpoint)
+	if r := runCmd(t, cmd); r.code != 0 || r.stdout != "created table from-env\n" {
+		t.Errorf("create-table with SORTIE_DYNAMODB_TABLE and SORTIE_DYNAMODB_ENDPOINT = exit %d, %q %q, want 0", r.code, r.stdout, r.stderr)
+	}
+	// serve refuses to start on a control plane it cannot read.
+	cmd = c.cmd("serve", "--listen", "127.0.0.1:0", "--dynamodb-table", "missing-table", "--dynamodb-endpoint", srv.Endpoint, "--lambda-function", "f")
+	cmd.Env = append(cmd.Env, "AWS_ACCESS_KEY_ID="+dynamodblocal.AccessKeyID, "AWS_SECRET_ACCESS_KEY="+dynamodblocal.SecretAccessKey,
+		"AWS_EC2_METADATA_DISABLED=true", "AWS_REGION="+dynamodblocal.Region)
+	if r := runCmd(t, cmd); r.code == 0 || !strings.Contains(r.stderr, "control plane cannot be read") {
+		t.Errorf("serve on a missing table = exit %d, %q; want a refusal at start", r.code, r.stderr)
+	}
 }

@@ -41,6 +41,11 @@ func (g *globals) checkHost(cmd *cobra.Command) error {
 		g.hostURL = ""
 		return nil
 	}
+	if cmd.HasParent() && cmd.Parent().Name() == "dynamo" {
+		g.aws = awsFlags{} // the dynamo commands take their own --table and --endpoint
+		g.hostURL = ""
+		return nil
+	}
 	if v, ok := os.LookupEnv("SORTIE_HOST"); ok && strings.TrimSpace(v) == "" && g.hostURL == "" {
 		return usagef("SORTIE_HOST is set but empty: set it to the host's URL, or unset it for the embedded engine")
 	}
@@ -61,7 +66,11 @@ func (g *globals) hostArgs() string {
 	if g.hostURL == "" {
 		return ""
 	}
-	return " --host " + g.hostURL
+	args := " --host " + g.hostURL
+	if g.tokenFile != "" {
+		args += " --token-file " + g.tokenFile
+	}
+	return args
 }
 
 // token is the API token: --token-file, else SORTIE_TOKEN, else none.

@@ -100,7 +100,22 @@ func (s *serveFlags) run(ctx context.Context, g *globals) error {
 		return err
 	}
 	defer h.Close()
+	if err := checkControlPlane(ctx, h); err != nil {
+		return err
+	}
 	return serve(ctx, g, s, h, tokens, ln)
+}
+
+// checkControlPlane reads the control plane once before serving, so a
+// host that cannot reach it (a wrong table, endpoint or credentials)
+// fails at start instead of looking healthy.
+func checkControlPlane(ctx context.Context, h *host) error {
+	ctx, cancel := context.WithTimeout(ctx, 15*time.Second)
+	defer cancel()
+	if _, err := h.engine.List(ctx, sortie.ListQuery{PageSize: 1}); err != nil {
+		return fmt.Errorf("serve: the control plane cannot be read: %w", err)
+	}
+	return nil
 }
 
 // tokens reads the API tokens from the file (one a line; blank lines and
@@ -231,7 +246,7 @@ func (g *globals) backend() string {
 	if g.aws.table != "" {
 		return fmt.Sprintf("DynamoDB table %s, Lambda function %s, keys in %s", g.aws.table, g.aws.function, g.stateDir)
 	}
-	return "state " + g.stateDir
+	return "SQLite state in " + g.stateDir + ", local launcher"
 }
 
 // agents loads the --agent directories' manifests, refusing an exec

@@ -35,7 +35,8 @@ type PayloadData struct {
 // PublicRun returns a copy of r without what only the host and its workers
 // may see: the sealed configuration, the request hash, the resume input,
 // the interrupt's checkpoint, the attempts' launch IDs and, for attempts
-// on the local launcher, the host's process ID, command and log path.
+// on the local launcher, the host's process ID, command and log path and
+// the claim owner (host name and PID; shown as "local").
 // Those fields are omitted from its JSON, except launch_id, which is
 // empty. r is not changed. The host API shows runs the same way.
 func PublicRun(r *sortie.Run) *sortie.Run {
@@ -47,8 +48,10 @@ func PublicRun(r *sortie.Run) *sortie.Run {
 	for i := range p.Attempts {
 		p.Attempts[i].LaunchID = ""
 		if ref := p.Attempts[i].Ref; ref != nil && ref.Provider == "local" {
-			// the host's process ID, command and log path: nothing for clients
+			// the host's process ID, command and log path, and the claim
+			// owner's host name and PID: nothing for clients
 			p.Attempts[i].Ref = &sortie.Ref{Provider: ref.Provider, RunID: ref.RunID, Attempt: ref.Attempt}
+			p.Attempts[i].Owner = "local"
 		}
 	}
 	return p
