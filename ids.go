@@ -28,7 +28,7 @@ func NewLaunchID() string {
 // well-formed ULID.
 func (id RunID) Validate() error {
 	if _, err := ulid.ParseStrict(string(id)); err != nil {
-		return invalidf("run_id", "%.40q is not a run ID (26-character ULID): %v", string(id), err)
+		return invalidf("run_id", "%.40q is not a run ID (a ULID: 26 characters of Crockford base32)", string(id))
 	}
 	return nil
 }

@@ -52,8 +52,11 @@ func (s *Server) notify(id sortie.RunID) {
 // runID parses the {id} path value; run IDs are ULIDs, whose letters are
 // case-insensitive (Crockford base32), so lower case is accepted.
 func runID(r *http.Request) (sortie.RunID, error) {
-	id := sortie.RunID(strings.ToUpper(r.PathValue("id")))
-	return id, id.Validate()
+	raw := sortie.RunID(r.PathValue("id"))
+	if err := raw.Validate(); err != nil {
+		return raw, err
+	}
+	return sortie.RunID(strings.ToUpper(string(raw))), nil
 }
 
 // checkQuery refuses query parameters the route does not take, so a typo
