@@ -34,6 +34,8 @@ func (g *gated) handle(ctx context.Context, call *functions.Call) (any, error) {
 	case <-ctx.Done():
 		return nil, ctx.Err()
 	}
+	tick := time.NewTicker(g.every) // the agent's pace
+	defer tick.Stop()
 	for i := 1; i <= g.events; i++ {
 		g.mu.Lock()
 		g.emitted[int64(i)] = time.Now()
@@ -41,7 +43,7 @@ func (g *gated) handle(ctx context.Context, call *functions.Call) (any, error) {
 		if err := call.Emit("tick", fmt.Sprint(i), nil); err != nil {
 			return nil, err
 		}
-		time.Sleep(g.every) // pacing of the agent's work, not synchronisation
+		<-tick.C
 	}
 	return map[string]int{"events": g.events}, nil
 }
