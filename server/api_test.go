@@ -76,15 +76,15 @@ func TestBadBodiesAreRefusedAndStoreNothing(t *testing.T) {
 		status     int
 		field      string
 	}{
-		{"malformed", `{"agent": "probe"`, 400, ""},
-		{"not an object", `[1, 2]`, 400, ""},
+		{"malformed", `{"agent": "probe"`, 400, "body"},
+		{"not an object", `[1, 2]`, 400, "body"},
 		{"unknown field", `{"agent": "probe", "colour": "red"}`, 400, "colour"},
 		{"unknown nested field", `{"agent": "probe", "policy": {"retries": 3}}`, 400, "policy.retries"},
 		{"missing agent", `{"variables": {}}`, 400, "agent"},
 		{"variables not an object", `{"agent": "probe", "variables": [1]}`, 400, "variables"},
 		{"label too long", `{"agent": "probe", "labels": {"team": "` + strings.Repeat("x", 300) + `"}}`, 400, "labels.team"},
 		{"policy type", `{"agent": "probe", "policy": {"max_attempts": "three"}}`, 400, "policy.max_attempts"},
-		{"oversize", big, 413, ""},
+		{"oversize", big, 413, "body"},
 		{"unknown agent", `{"agent": "nope"}`, 400, "agent"},
 		{"bad agent name", `{"agent": "No Such"}`, 400, "agent"},
 	}

@@ -8,16 +8,9 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"slices"
-	"strconv"
-	"strings"
-
-	"github.com/santhosh-tekuri/jsonschema/v6"
-	"github.com/santhosh-tekuri/jsonschema/v6/kind"
-	"golang.org/x/text/language"
-	"golang.org/x/text/message"
 
 	"github.com/sortie-run/sortie"
+	"github.com/sortie-run/sortie/server/internal/jsonbody"
 )
 
 // Request body limits, bytes. A submission holds at most
@@ -32,56 +25,29 @@ const (
 //go:embed schemas/*.json
 var schemaFiles embed.FS
 
-// schemas holds the compiled request schemas, keyed by file name without
-// ".json".
-type schemas map[string]*jsonschema.Schema
+// schemas are the compiled request schemas, by file name without ".json".
+type schemas = jsonbody.Schemas
 
 func compileSchemas() (schemas, error) {
-	c := jsonschema.NewCompiler()
-	entries, err := schemaFiles.ReadDir("schemas")
+	s, err := jsonbody.Compile(schemaFiles, "schemas", "https://sortie.run/schemas/api/")
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("server: %w", err)
 	}
-	out := schemas{}
-	for _, e := range entries {
-		b, err := schemaFiles.ReadFile("schemas/" + e.Name())
-		if err != nil {
-			return nil, err
-		}
-		doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(b))
-		if err != nil {
-			return nil, fmt.Errorf("server: schema %s: %w", e.Name(), err)
-		}
-		url := "sortie:/schemas/" + e.Name()
-		if err := c.AddResource(url, doc); err != nil {
-			return nil, fmt.Errorf("server: schema %s: %w", e.Name(), err)
-		}
-		sch, err := c.Compile(url)
-		if err != nil {
-			return nil, fmt.Errorf("server: schema %s: %w", e.Name(), err)
-		}
-		out[strings.TrimSuffix(e.Name(), ".json")] = sch
-	}
-	return out, nil
+	return s, nil
 }
 
-// bodyError is a request body refused before anything ran.
+// bodyError is a request body that could not be read (too large, or the
+// connection failed); schema violations are [*sortie.ValidationError]s.
 type bodyError struct {
 	status int
-	field  string
 	msg    string
 }
 
-func (e *bodyError) Error() string {
-	if e.field == "" {
-		return e.msg
-	}
-	return e.field + ": " + e.msg
-}
+func (e *bodyError) Error() string { return "body: " + e.msg }
 
 // decode reads r's body (at most limit bytes), validates it against the
 // named schema and decodes it into v. An empty body is the empty object.
-func (s schemas) decode(w http.ResponseWriter, r *http.Request, name string, limit int64, v any) error {
+func decode(s schemas, w http.ResponseWriter, r *http.Request, name string, limit int64, v any) error {
 	b, err := io.ReadAll(http.MaxBytesReader(w, r.Body, limit))
 	var mbe *http.MaxBytesError
 	if errors.As(err, &mbe) {
@@ -92,53 +58,11 @@ func (s schemas) decode(w http.ResponseWriter, r *http.Request, name string, lim
 	if len(bytes.TrimSpace(b)) == 0 {
 		b = []byte("{}")
 	}
-	inst, err := jsonschema.UnmarshalJSON(bytes.NewReader(b))
-	if err != nil {
-		return &bodyError{status: http.StatusBadRequest, msg: "request body is not valid JSON: " + err.Error()}
-	}
-	if err := s[name].Validate(inst); err != nil {
-		return schemaError(err)
+	if err := s.Validate(name, b); err != nil {
+		return err
 	}
 	if err := json.Unmarshal(b, v); err != nil {
-		return &bodyError{status: http.StatusBadRequest, msg: "request body: " + err.Error()}
+		return sortie.Invalidf("body", "%v", err)
 	}
 	return nil
-}
-
-var printer = message.NewPrinter(language.English)
-
-// schemaError turns the first leaf of a schema validation error into a
-// [bodyError] naming the field ("labels.team", "events[0].seq").
-func schemaError(err error) error {
-	var ve *jsonschema.ValidationError
-	if !errors.As(err, &ve) {
-		return &bodyError{status: http.StatusBadRequest, msg: err.Error()}
-	}
-	for len(ve.Causes) > 0 {
-		ve = ve.Causes[0]
-	}
-	loc := ve.InstanceLocation
-	switch k := ve.ErrorKind.(type) {
-	case *kind.AdditionalProperties: // name the unknown field itself
-		loc = append(slices.Clone(loc), k.Properties[0])
-	case *kind.Required:
-		loc = append(slices.Clone(loc), k.Missing[0])
-	}
-	return &bodyError{status: http.StatusBadRequest, field: fieldPath(loc), msg: ve.ErrorKind.LocalizedString(printer)}
-}
-
-// fieldPath formats a JSON instance location: a.b[0].c; "" for the root.
-func fieldPath(loc []string) string {
-	var sb strings.Builder
-	for _, p := range loc {
-		if _, err := strconv.Atoi(p); err == nil {
-			sb.WriteString("[" + p + "]")
-			continue
-		}
-		if sb.Len() > 0 {
-			sb.WriteByte('.')
-		}
-		sb.WriteString(p)
-	}
-	return sb.String()
 }

@@ -70,7 +70,7 @@ func (s *Server) errorBody(r *http.Request, err error) (int, ErrorBody) {
 		if be.status == http.StatusRequestEntityTooLarge {
 			code = CodeTooLarge
 		}
-		return be.status, ErrorBody{ErrorDetail{Code: code, Message: be.msg, Field: be.field}}
+		return be.status, ErrorBody{ErrorDetail{Code: code, Message: be.msg, Field: "body"}}
 	}
 	var ve *sortie.ValidationError
 	if errors.As(err, &ve) {

@@ -18,7 +18,7 @@ const IdempotencyKeyHeader = "Idempotency-Key"
 // submission with the same idempotency key made.
 func (s *Server) submit(w http.ResponseWriter, r *http.Request) {
 	var req sortie.SubmitRequest
-	if err := s.schemas.decode(w, r, "submit", maxSubmitBytes, &req); err != nil {
+	if err := decode(s.schemas, w, r, "submit", maxSubmitBytes, &req); err != nil {
 		s.writeError(w, r, err)
 		return
 	}
@@ -116,7 +116,7 @@ func (s *Server) cancel(w http.ResponseWriter, r *http.Request) {
 	id, err := runID(r)
 	var req CancelRequest
 	if err == nil {
-		err = s.schemas.decode(w, r, "cancel", maxSmallBytes, &req)
+		err = decode(s.schemas, w, r, "cancel", maxSmallBytes, &req)
 	}
 	var run *sortie.Run
 	if err == nil {
@@ -140,7 +140,7 @@ func (s *Server) resume(w http.ResponseWriter, r *http.Request) {
 	id, err := runID(r)
 	var req ResumeRequest
 	if err == nil {
-		err = s.schemas.decode(w, r, "resume", maxResumeBytes, &req)
+		err = decode(s.schemas, w, r, "resume", maxResumeBytes, &req)
 	}
 	var run *sortie.Run
 	if err == nil {

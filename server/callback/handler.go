@@ -9,10 +9,9 @@ import (
 	"net/http"
 	"time"
 
-	"github.com/santhosh-tekuri/jsonschema/v6"
-
 	"github.com/sortie-run/sortie"
 	"github.com/sortie-run/sortie/crypto/sign"
+	"github.com/sortie-run/sortie/server/internal/jsonbody"
 )
 
 // Routes, headers and the owner the handler claims as.
@@ -73,7 +72,7 @@ type Handler struct {
 	replay    sign.ReplayCache
 	log       *slog.Logger
 	now       func() time.Time
-	schemas   map[string]*jsonschema.Schema
+	schemas   jsonbody.Schemas
 }
 
 var _ http.Handler = (*Handler)(nil)
@@ -136,7 +135,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		h.refuse(w, r, c, aerr)
 		return
 	}
-	if err := validateBody(h.schemas[rt.schema], body); err != nil {
+	if err := h.schemas.Validate(rt.schema, body); err != nil {
 		h.refuse(w, r, c, invalid(err))
 		return
 	}

@@ -20,10 +20,10 @@ type route struct {
 }
 
 var routes = map[string]route{
-	PathClaim:     {MaxEmptyBodyBytes, "empty.json", (*Handler).claim},
-	PathHeartbeat: {MaxEmptyBodyBytes, "empty.json", (*Handler).heartbeat},
-	PathEvents:    {MaxEventsBodyBytes, "events.json", (*Handler).events},
-	PathComplete:  {MaxCompleteBodyBytes, "complete.json", (*Handler).complete},
+	PathClaim:     {MaxEmptyBodyBytes, "empty", (*Handler).claim},
+	PathHeartbeat: {MaxEmptyBodyBytes, "empty", (*Handler).heartbeat},
+	PathEvents:    {MaxEventsBodyBytes, "events", (*Handler).events},
+	PathComplete:  {MaxCompleteBodyBytes, "complete", (*Handler).complete},
 }
 
 // HeartbeatResponse is the body of a successful claim or heartbeat.

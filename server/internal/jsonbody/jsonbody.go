@@ -1,0 +1,134 @@
+package jsonbody
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io/fs"
+	"path"
+	"strconv"
+	"strings"
+
+	"github.com/santhosh-tekuri/jsonschema/v6"
+	"github.com/santhosh-tekuri/jsonschema/v6/kind"
+	"golang.org/x/text/language"
+	"golang.org/x/text/message"
+
+	"github.com/sortie-run/sortie"
+)
+
+// maxReasonBytes bounds an error's reason, so no long part of a body is
+// ever echoed; maxFieldTokenBytes bounds each property name in a field.
+const (
+	maxReasonBytes     = 200
+	maxFieldTokenBytes = 64
+)
+
+var printer = message.NewPrinter(language.English)
+
+// Schemas are compiled body schemas by file name without ".json".
+type Schemas map[string]*jsonschema.Schema
+
+// Compile compiles every "*.json" file of dir in fsys, each added under
+// base + its file name (its $id may say the same).
+func Compile(fsys fs.FS, dir, base string) (Schemas, error) {
+	c := jsonschema.NewCompiler()
+	c.UseLoader(jsonschema.SchemeURLLoader{})
+	names, err := fs.Glob(fsys, path.Join(dir, "*.json"))
+	if err != nil {
+		return nil, err
+	}
+	for _, name := range names {
+		b, err := fs.ReadFile(fsys, name)
+		if err != nil {
+			return nil, fmt.Errorf("read schema %s: %w", name, err)
+		}
+		doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(b))
+		if err != nil {
+			return nil, fmt.Errorf("parse schema %s: %w", name, err)
+		}
+		if err := c.AddResource(base+path.Base(name), doc); err != nil {
+			return nil, fmt.Errorf("add schema %s: %w", name, err)
+		}
+	}
+	out := make(Schemas, len(names))
+	for _, name := range names {
+		s, err := c.Compile(base + path.Base(name))
+		if err != nil {
+			return nil, fmt.Errorf("compile schema %s: %w", name, err)
+		}
+		out[strings.TrimSuffix(path.Base(name), ".json")] = s
+	}
+	return out, nil
+}
+
+// Validate parses body as one JSON value and validates it against the
+// schema name. It returns a [*sortie.ValidationError] naming the field of
+// the first violation (field "body" for the body as a whole, and for JSON
+// that does not parse).
+func (s Schemas) Validate(name string, body []byte) error {
+	sch, ok := s[name]
+	if !ok {
+		return fmt.Errorf("jsonbody: no schema %q", name)
+	}
+	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(body))
+	if err != nil {
+		return sortie.Invalidf("body", "not a single valid JSON value")
+	}
+	var ve *jsonschema.ValidationError
+	if err := sch.Validate(doc); err == nil {
+		return nil
+	} else if !errors.As(err, &ve) {
+		return sortie.Invalidf("body", "schema validation failed")
+	}
+	for len(ve.Causes) > 0 {
+		ve = ve.Causes[0]
+	}
+	return sortie.Invalidf(fieldOf(ve), "%s", clip(ve.ErrorKind.LocalizedString(printer), maxReasonBytes))
+}
+
+// fieldOf names the field of a violation: its instance location as a path
+// ("events[0].seq"), plus the property a required or additionalProperties
+// violation is about.
+func fieldOf(e *jsonschema.ValidationError) string {
+	loc := e.InstanceLocation
+	switch k := e.ErrorKind.(type) {
+	case *kind.Required:
+		if len(k.Missing) > 0 {
+			loc = append(loc[:len(loc):len(loc)], k.Missing[0])
+		}
+	case *kind.AdditionalProperties:
+		if len(k.Properties) > 0 {
+			loc = append(loc[:len(loc):len(loc)], k.Properties[0])
+		}
+	}
+	return fieldPath(loc)
+}
+
+// fieldPath joins a JSON Pointer's tokens as a path: numbers are array
+// indexes ("[0]"), other tokens property names; "body" for none.
+func fieldPath(tokens []string) string {
+	if len(tokens) == 0 {
+		return "body"
+	}
+	var b strings.Builder
+	for _, t := range tokens {
+		if _, err := strconv.Atoi(t); err == nil {
+			b.WriteString("[" + t + "]")
+			continue
+		}
+		if b.Len() > 0 {
+			b.WriteByte('.')
+		}
+		b.WriteString(clip(t, maxFieldTokenBytes))
+	}
+	return b.String()
+}
+
+// clip returns s as valid UTF-8 of about n bytes at most.
+func clip(s string, n int) string {
+	if len(s) <= n {
+		return strings.ToValidUTF8(s, "\uFFFD")
+	}
+	return strings.ToValidUTF8(s[:n], "\uFFFD") + "…"
+}
