@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/sortie-run/sortie/server/push"
 	"time"
 
 	"github.com/a2aproject/a2a-go/v2/a2a"
@@ -29,7 +30,7 @@ func (h *requestHandler) checkPush(cfg *a2a.PushConfig, field string) (*a2a.Push
 	if cfg.Token != "" && h.opts.TokenSealer == nil {
 		return nil, invalid(join(field, "token"), "not stored: this host keeps no push tokens (it has no sealer for them); it signs each delivery (Standard Webhooks headers webhook-id, webhook-timestamp, webhook-signature) with its webhook key, so verify the signature instead")
 	}
-	if cfg.Token != "" && !validToken(cfg.Token) {
+	if cfg.Token != "" && !push.ValidToken(cfg.Token) {
 		return nil, invalid(join(field, "token"), "must be 1-%d bytes of visible ASCII and inner spaces (it is sent back as the %s header), got %d bytes", MaxTokenBytes, tokenHeader, len(cfg.Token))
 	}
 	if cfg.Auth != nil {
@@ -46,7 +47,7 @@ func (h *requestHandler) checkPush(cfg *a2a.PushConfig, field string) (*a2a.Push
 
 // tokenHeader names the header a delivery carries the token in, for
 // error messages (server/push sends it, and its X- spelling).
-const tokenHeader = "A2A-Notification-Token"
+const tokenHeader = push.TokenHeader
 
 func join(prefix, field string) string {
 	if prefix == "" {

@@ -8,11 +8,12 @@ import (
 
 	"github.com/sortie-run/sortie"
 	"github.com/sortie-run/sortie/crypto/envelope"
+	"github.com/sortie-run/sortie/server/push"
 )
 
 // MaxTokenBytes is the longest A2A push token a configuration may carry,
-// in bytes (the push dispatcher sends at most as many).
-const MaxTokenBytes = 1024
+// in bytes: what the push dispatcher sends.
+const MaxTokenBytes = push.MaxTokenBytes
 
 // Binding of the envelopes [EnvelopeSealer] makes.
 const (
@@ -98,18 +99,4 @@ func PushFormats() map[string]func(run *sortie.Run) (any, error) {
 // a2a.StreamResponse).
 func PushMessage(run *sortie.Run) (any, error) {
 	return a2a.StreamResponse{Event: task(run, nil)}, nil
-}
-
-// validToken reports whether tok is 1-MaxTokenBytes bytes of visible
-// ASCII and inner spaces: a header value no HTTP stack rewrites.
-func validToken(tok string) bool {
-	if tok == "" || len(tok) > MaxTokenBytes || tok[0] == ' ' || tok[len(tok)-1] == ' ' {
-		return false
-	}
-	for i := 0; i < len(tok); i++ {
-		if tok[i] < ' ' || tok[i] > '~' {
-			return false
-		}
-	}
-	return true
 }

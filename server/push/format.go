@@ -101,7 +101,7 @@ func (d *Dispatcher) setToken(ctx context.Context, req *http.Request, cfg *sorti
 		return fmt.Errorf("open the push token: %w", err)
 	case err != nil:
 		return &permanent{"open the push token: " + err.Error()}
-	case !validToken(tok):
+	case !ValidToken(tok):
 		return &permanent{fmt.Sprintf("the opened push token is not 1-%d bytes of visible ASCII and spaces", MaxTokenBytes)}
 	}
 	req.Header.Set(TokenHeader, tok)
@@ -109,9 +109,9 @@ func (d *Dispatcher) setToken(ctx context.Context, req *http.Request, cfg *sorti
 	return nil
 }
 
-// validToken reports whether tok is 1-MaxTokenBytes bytes of visible
+// ValidToken reports whether tok is 1-[MaxTokenBytes] bytes of visible
 // ASCII and inner spaces: a header value no HTTP stack rewrites.
-func validToken(tok string) bool {
+func ValidToken(tok string) bool {
 	if tok == "" || len(tok) > MaxTokenBytes || tok[0] == ' ' || tok[len(tok)-1] == ' ' {
 		return false
 	}
