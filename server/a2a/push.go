@@ -5,12 +5,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/sortie-run/sortie/server/push"
 	"time"
 
 	"github.com/a2aproject/a2a-go/v2/a2a"
 
 	"github.com/sortie-run/sortie"
+	"github.com/sortie-run/sortie/server/push"
 )
 
 // errNoPush answers the push methods when the host keeps no push
