@@ -50,6 +50,14 @@ func (p PageToken) Follows(createdMs int64, id sortie.RunID) bool {
 // [*sortie.ValidationError] for field "page_token" (which matches
 // sortie.ErrInvalidArgument) for anything else that is not such a token.
 func DecodePageToken(s string) (*PageToken, error) {
+	return decodePosition(s, "List", func(p *PageToken) bool { return p.ID.Validate() == nil && p.CreatedMs >= 0 })
+}
+
+// decodePosition decodes an opaque position (base64url of JSON, no
+// unknown fields, nothing after it) made by the Encode method of what
+// from names; "" is the first page (nil, nil), and anything else that
+// valid refuses is a [*sortie.ValidationError] for field "page_token".
+func decodePosition[T any](s, from string, valid func(*T) bool) (*T, error) {
 	if s == "" {
 		return nil, nil
 	}
@@ -58,16 +66,16 @@ func DecodePageToken(s string) (*PageToken, error) {
 	}
 	b, err := base64.RawURLEncoding.DecodeString(s)
 	if err != nil {
-		return nil, sortie.Invalidf("page_token", "not a page token from List: %v", err)
+		return nil, sortie.Invalidf("page_token", "not a page token from %s: %v", from, err)
 	}
 	dec := json.NewDecoder(bytes.NewReader(b))
 	dec.DisallowUnknownFields()
-	var p PageToken
+	var p T
 	if err := dec.Decode(&p); err != nil || dec.More() {
-		return nil, sortie.Invalidf("page_token", "not a page token from List")
+		return nil, sortie.Invalidf("page_token", "not a page token from %s", from)
 	}
-	if p.ID.Validate() != nil || p.CreatedMs < 0 {
-		return nil, sortie.Invalidf("page_token", "not a page token from List: bad position")
+	if !valid(&p) {
+		return nil, sortie.Invalidf("page_token", "not a page token from %s: bad position", from)
 	}
 	return &p, nil
 }

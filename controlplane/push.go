@@ -1,7 +1,6 @@
 package controlplane
 
 import (
-	"bytes"
 	"cmp"
 	"encoding/base64"
 	"encoding/json"
@@ -121,24 +120,7 @@ func (p PushPosition) Encode() string {
 // sortie.ErrInvalidArgument) for anything else that is not such a
 // position, a List page token included.
 func DecodePushPosition(s string) (*PushPosition, error) {
-	if s == "" {
-		return nil, nil
-	}
-	if len(s) > 1024 {
-		return nil, sortie.Invalidf("page_token", "%d bytes, limit 1024", len(s))
-	}
-	b, err := base64.RawURLEncoding.DecodeString(s)
-	if err != nil {
-		return nil, sortie.Invalidf("page_token", "not a page token from PendingPushConfigs: %v", err)
-	}
-	dec := json.NewDecoder(bytes.NewReader(b))
-	dec.DisallowUnknownFields()
-	var p PushPosition
-	if err := dec.Decode(&p); err != nil || dec.More() {
-		return nil, sortie.Invalidf("page_token", "not a page token from PendingPushConfigs")
-	}
-	if p.NextAttemptMs < 0 || p.RunID.Validate() != nil || !pushIDPattern.MatchString(p.ID) {
-		return nil, sortie.Invalidf("page_token", "not a page token from PendingPushConfigs: bad position")
-	}
-	return &p, nil
+	return decodePosition(s, "PendingPushConfigs", func(p *PushPosition) bool {
+		return p.NextAttemptMs >= 0 && p.RunID.Validate() == nil && pushIDPattern.MatchString(p.ID)
+	})
 }
