@@ -46,20 +46,12 @@ func TerminalStates() []TaskState {
 }
 
 // Terminal reports whether s is final: a task in a terminal state never
-// changes again.
-func (s TaskState) Terminal() bool {
-	switch s {
-	case StateCompleted, StateFailed, StateCancelled, StateRejected:
-		return true
-	}
-	return false
-}
+// changes again. The rule is a run's ([sortie.State.Terminal]).
+func (s TaskState) Terminal() bool { return sortie.State(s).Terminal() }
 
 // Interrupted reports whether s waits for the caller: input-required or
-// auth-required.
-func (s TaskState) Interrupted() bool {
-	return s == StateInputRequired || s == StateAuthRequired
-}
+// auth-required, as for a run ([sortie.State.Interrupted]).
+func (s TaskState) Interrupted() bool { return sortie.State(s).Interrupted() }
 
 // Final reports whether a call waiting on the task can stop: the state is
 // terminal or interrupted.
