@@ -167,14 +167,18 @@ func TestListPagesOverHTTP(t *testing.T) {
 func TestAPITokens(t *testing.T) {
 	token := "a-long-enough-api-token"
 	r := newRig(t, &server.Options{APITokens: []string{token}})
+	if got := post(t, r, "/v1/runs", `{"agent": "probe", "variables": {"events": 0}}`, map[string]string{"Authorization": "bearer " + token}, nil); got != http.StatusCreated {
+		t.Errorf("submit with the scheme in lower case = %d, want 201 (auth schemes are case-insensitive)", got)
+	}
+	before := r.countRuns(t)
 	for _, hdr := range []map[string]string{nil, {"Authorization": "Bearer wrong-token-of-some-length"}, {"Authorization": token}} {
 		var eb server.ErrorBody
 		if got := post(t, r, "/v1/runs", `{"agent": "probe"}`, hdr, &eb); got != http.StatusUnauthorized || eb.Error.Code != server.CodeUnauthenticated {
 			t.Errorf("submit with %v = %d %+v, want 401 unauthenticated", hdr, got, eb)
 		}
 	}
-	if n := r.countRuns(t); n != 0 {
-		t.Fatalf("%d runs stored by unauthenticated requests, want 0", n)
+	if n := r.countRuns(t); n != before {
+		t.Fatalf("%d runs stored after unauthenticated requests, want %d", n, before)
 	}
 	run := r.submit(t, `{"events": 0}`) // the rig's client carries the token
 	if got := post(t, r, "/v1/runs/"+run.ID.String()+"/cancel", `{}`, map[string]string{"Authorization": "Bearer " + token}, nil); got != http.StatusOK {
@@ -230,5 +234,35 @@ func TestQueryAndPathChecks(t *testing.T) {
 	missing := sortie.NewRunID(time.Now())
 	if status, eb := get("/v1/runs/"+missing.String(), nil); status != 404 || !strings.Contains(eb.Error.Message, missing.String()) {
 		t.Errorf("GET unknown run = %d %+v, want 404 naming the run", status, eb)
+	}
+}
+
+// A host without API tokens serves loopback clients only: a web page's
+// cross-site request or a rebound DNS name is refused and stores nothing.
+func TestTokenlessHostRefusesBrowsers(t *testing.T) {
+	r := newRig(t, nil)
+	for _, hdr := range []map[string]string{{"Origin": "http://evil.example"}, {"Host": "evil.example:80"}} {
+		req, _ := http.NewRequest(http.MethodPost, r.http.URL+"/v1/runs", strings.NewReader(`{"agent": "probe"}`))
+		req.Header.Set("Content-Type", "text/plain")
+		for k, v := range hdr {
+			req.Header.Set(k, v)
+			if k == "Host" {
+				req.Host = v
+			}
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusForbidden {
+			t.Errorf("submit with %v = %d, want 403", hdr, resp.StatusCode)
+		}
+	}
+	if n := r.countRuns(t); n != 0 {
+		t.Fatalf("%d runs stored by refused requests, want 0", n)
+	}
+	if got := post(t, r, "/v1/runs", `{"agent": "probe", "variables": {"events": 0}}`, map[string]string{"Origin": "http://127.0.0.1:3000"}, nil); got != http.StatusCreated {
+		t.Fatalf("submit from a loopback origin = %d, want 201", got)
 	}
 }

@@ -9,6 +9,8 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/netip"
+	"net/url"
 	"strings"
 	"sync"
 	"time"
@@ -28,6 +30,10 @@ type Options struct {
 	// without any the client API is open, which `sortie serve` allows on
 	// loopback addresses only. Worker callbacks authenticate on their own.
 	APITokens []string
+	// AnyClient turns off the loopback-only checks of a server without API
+	// tokens (`sortie serve --insecure-no-auth`): any Host and Origin are
+	// served. Optional; defaults to false.
+	AnyClient bool
 	// Callbacks serves the worker callback routes under /v1/worker/.
 	// Optional; without it those routes answer 404.
 	Callbacks http.Handler
@@ -164,25 +170,59 @@ func (s *Server) routes() http.Handler {
 	return mux
 }
 
-// authenticate checks the bearer token when the server has any.
+// authenticate checks the bearer token when the server has any. Without
+// tokens (a loopback development host) it refuses what only a web page
+// would send: a Host that is not a loopback name (DNS rebinding) and a
+// cross-site Origin, so a browser cannot drive the host.
 func (s *Server) authenticate(h http.HandlerFunc) http.Handler {
-	if len(s.tokens) == 0 {
+	if len(s.tokens) == 0 && s.opts.AnyClient {
 		return h
 	}
+	if len(s.tokens) == 0 {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if !loopbackHost(r.Host) || (r.Header.Get("Origin") != "" && !loopbackOrigin(r.Header.Get("Origin"))) {
+				writeJSON(w, http.StatusForbidden, ErrorBody{ErrorDetail{Code: CodeUnauthenticated,
+					Message: "a host without API tokens serves loopback clients only (Host and Origin must be loopback)"}})
+				return
+			}
+			h(w, r)
+		})
+	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		tok, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
+		scheme, tok, _ := strings.Cut(r.Header.Get("Authorization"), " ")
 		sum := sha256.Sum256([]byte(tok))
 		match := 0
 		for i := range s.tokens {
 			match |= subtle.ConstantTimeCompare(sum[:], s.tokens[i][:])
 		}
-		if !ok || match != 1 {
+		if !strings.EqualFold(scheme, "Bearer") || match != 1 { // auth schemes are case-insensitive (RFC 9110)
 			w.Header().Set("WWW-Authenticate", `Bearer realm="sortie"`)
 			writeJSON(w, http.StatusUnauthorized, ErrorBody{ErrorDetail{Code: CodeUnauthenticated, Message: "a valid bearer token is required"}})
 			return
 		}
 		h(w, r)
 	})
+}
+
+// loopbackHost reports whether a Host header ("name[:port]") names a
+// loopback address or localhost.
+func loopbackHost(hostport string) bool {
+	host := hostport
+	if h, _, err := net.SplitHostPort(hostport); err == nil {
+		host = h
+	}
+	host = strings.Trim(host, "[]")
+	if strings.EqualFold(host, "localhost") {
+		return true
+	}
+	ip, err := netip.ParseAddr(host)
+	return err == nil && ip.Unmap().IsLoopback()
+}
+
+// loopbackOrigin reports whether an Origin header is a loopback origin.
+func loopbackOrigin(origin string) bool {
+	u, err := url.Parse(origin)
+	return err == nil && u.Host != "" && loopbackHost(u.Host)
 }
 
 // Serve serves on ln until ctx ends, then shuts down gracefully: it stops

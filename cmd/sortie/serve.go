@@ -182,7 +182,7 @@ func serve(ctx context.Context, g *globals, s *serveFlags, h *host, tokens []str
 	if err != nil {
 		return err
 	}
-	opts := server.Options{Engine: h.engine, APITokens: tokens, Logger: h.log, FollowPoll: s.followPoll,
+	opts := server.Options{Engine: h.engine, APITokens: tokens, AnyClient: s.insecure, Logger: h.log, FollowPoll: s.followPoll,
 		Pushes: pushes, CheckPushURL: policy.Check}
 	agents := slices.SortedFunc(maps.Values(h.agents), func(a, b sortie.Manifest) int { return strings.Compare(a.Name, b.Name) })
 	if opts.A2A, err = a2aserver.New(h.engine, agents, &a2aserver.Options{
