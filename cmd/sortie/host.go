@@ -4,12 +4,15 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"log/slog"
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -145,6 +148,9 @@ func (g *globals) openControlPlane() (*sqlite.ControlPlane, string, error) {
 	if g.aws.table != "" {
 		return nil, "", usagef("%s works on the embedded state only; with --dynamodb-table attempts run on the worker Lambda function", g.commandName())
 	}
+	if err := g.checkStateExists(); err != nil {
+		return nil, "", err
+	}
 	dir, err := g.absStateDir()
 	if err != nil {
 		return nil, "", err
@@ -270,6 +276,27 @@ func loadManifest(path string) (sortie.Manifest, error) {
 		return sortie.Manifest{}, usagef("agent: %s: %v", path, err)
 	}
 	return m, nil
+}
+
+// creatingCommands are the commands that may start the embedded state in
+// a new directory; the others (get, list, follow, cancel, ...) refuse a
+// directory without one instead of showing an empty store.
+var creatingCommands = []string{"run", "submit", "serve", "trigger", "worker"}
+
+// checkStateExists refuses a read of embedded state that does not exist
+// (a typo in --state-dir, or the wrong working directory).
+func (g *globals) checkStateExists() error {
+	if g.command == nil || slices.Contains(creatingCommands, g.command.Name()) {
+		return nil
+	}
+	dir, err := filepath.Abs(g.stateDir)
+	if err != nil {
+		return usagef("--state-dir %q: %v", g.stateDir, err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "sortie.db")); errors.Is(err, fs.ErrNotExist) {
+		return usagef("no Sortie state in %s (--state-dir, SORTIE_STATE_DIR; default .sortie of the working directory): run, submit or serve start one", dir)
+	}
+	return nil
 }
 
 // withHost opens the embedded host, runs fn and closes the host.

@@ -306,3 +306,18 @@ func TestEnvironmentYieldsToFlags(t *testing.T) {
 		t.Fatalf("--host list with SORTIE_DYNAMODB_* exported: exit %d, %q; want 0", r.code, r.stderr)
 	}
 }
+
+// TestReadsRefuseMissingState: get and list on a state directory that
+// holds no state (a typo) are refused and create nothing.
+func TestReadsRefuseMissingState(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "typo")
+	c := &cli{t: t, state: dir}
+	for _, args := range [][]string{{"list"}, {"get", string(sortie.NewRunID(time.Now()))}} {
+		if r := c.run(args...); r.code != 2 || !strings.Contains(r.stderr, "no Sortie state in "+dir) {
+			t.Errorf("sortie %v on a missing state dir: exit %d, %q; want 2 naming the directory", args, r.code, r.stderr)
+		}
+	}
+	if _, err := os.Stat(dir); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("the missing state dir was created (%v)", err)
+	}
+}

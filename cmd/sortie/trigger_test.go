@@ -2,6 +2,8 @@ package main
 
 import (
 	"encoding/json"
+	"errors"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -43,6 +45,9 @@ func (c *cli) result(id sortie.RunID, want string) {
 
 func (c *cli) runCount() int {
 	c.t.Helper()
+	if _, err := os.Stat(filepath.Join(c.state, "sortie.db")); errors.Is(err, fs.ErrNotExist) {
+		return 0 // no state was ever made: no run stored
+	}
 	r := c.run("list", "--json")
 	if r.code != 0 {
 		c.t.Fatalf("sortie list --json: exit %d: %s", r.code, r.stderr)
