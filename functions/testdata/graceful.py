@@ -1,9 +1,13 @@
 """An exec worker that stops cleanly on SIGTERM: it reports an event and an
-error message, then exits."""
+error message, then exits. The handler only sets a flag: writing from a signal
+handler can re-enter a flush the signal interrupted (RuntimeError: reentrant
+call), which would end the process with status 1 and lose the messages."""
 import json
 import signal
 import sys
 import time
+
+stopping = False
 
 
 def send(m):
@@ -12,13 +16,14 @@ def send(m):
 
 
 def stop(signum, frame):
-    send({"event": {"kind": "stopping", "text": "got SIGTERM"}})
-    send({"error": {"type": "stopped", "message": "stopped on SIGTERM", "retryable": True}})
-    sys.exit(0)
+    global stopping
+    stopping = True
 
 
 signal.signal(signal.SIGTERM, stop)
 sys.stdin.readline()
 send({"event": {"kind": "started"}})
-while True:
-    time.sleep(1)
+while not stopping:
+    time.sleep(0.01)
+send({"event": {"kind": "stopping", "text": "got SIGTERM"}})
+send({"error": {"type": "stopped", "message": "stopped on SIGTERM", "retryable": True}})
