@@ -9,8 +9,6 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
-	"net/netip"
-	"net/url"
 	"strings"
 	"sync"
 	"time"
@@ -19,6 +17,7 @@ import (
 	"go.opentelemetry.io/otel/propagation"
 
 	"github.com/sortie-run/sortie"
+	"github.com/sortie-run/sortie/internal/loopback"
 )
 
 // Options configures a [Server]. Engine is required; the rest is optional.
@@ -180,7 +179,7 @@ func (s *Server) authenticate(h http.HandlerFunc) http.Handler {
 	}
 	if len(s.tokens) == 0 {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			if !loopbackHost(r.Host) || (r.Header.Get("Origin") != "" && !loopbackOrigin(r.Header.Get("Origin"))) {
+			if !loopback.Host(r.Host) || (r.Header.Get("Origin") != "" && !loopback.URL(r.Header.Get("Origin"))) {
 				writeJSON(w, http.StatusForbidden, ErrorBody{ErrorDetail{Code: CodeUnauthenticated,
 					Message: "a host without API tokens serves loopback clients only (Host and Origin must be loopback)"}})
 				return
@@ -202,27 +201,6 @@ func (s *Server) authenticate(h http.HandlerFunc) http.Handler {
 		}
 		h(w, r)
 	})
-}
-
-// loopbackHost reports whether a Host header ("name[:port]") names a
-// loopback address or localhost.
-func loopbackHost(hostport string) bool {
-	host := hostport
-	if h, _, err := net.SplitHostPort(hostport); err == nil {
-		host = h
-	}
-	host = strings.Trim(host, "[]")
-	if strings.EqualFold(host, "localhost") {
-		return true
-	}
-	ip, err := netip.ParseAddr(host)
-	return err == nil && ip.Unmap().IsLoopback()
-}
-
-// loopbackOrigin reports whether an Origin header is a loopback origin.
-func loopbackOrigin(origin string) bool {
-	u, err := url.Parse(origin)
-	return err == nil && u.Host != "" && loopbackHost(u.Host)
 }
 
 // Serve serves on ln until ctx ends, then shuts down gracefully: it stops

@@ -7,7 +7,6 @@ import (
 	"io/fs"
 	"maps"
 	"net"
-	"net/netip"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -21,6 +20,7 @@ import (
 	"github.com/sortie-run/sortie/crypto/envelope"
 	"github.com/sortie-run/sortie/crypto/localkey"
 	"github.com/sortie-run/sortie/destination"
+	"github.com/sortie-run/sortie/internal/loopback"
 	"github.com/sortie-run/sortie/server"
 	a2aserver "github.com/sortie-run/sortie/server/a2a"
 	"github.com/sortie-run/sortie/server/callback"
@@ -148,24 +148,13 @@ func (s *serveFlags) tokens() ([]string, error) {
 	return out, nil
 }
 
-func isLoopbackHost(host string) bool {
-	if host == "localhost" {
-		return true
-	}
-	ip, err := netip.ParseAddr(host)
-	return err == nil && ip.IsLoopback()
-}
-
 // checkListen refuses an open API on a non-loopback address.
 func (s *serveFlags) checkListen(tokens []string) error {
 	host, _, err := net.SplitHostPort(s.listen)
 	if err != nil {
 		return usagef("--listen %q: %v", s.listen, err)
 	}
-	if len(tokens) > 0 || s.insecure || host == "localhost" {
-		return nil
-	}
-	if ip, err := netip.ParseAddr(host); err == nil && ip.IsLoopback() {
+	if len(tokens) > 0 || s.insecure || loopback.Host(host) {
 		return nil
 	}
 	return usagef("--listen %s is not a loopback address: set API tokens (SORTIE_API_TOKENS or --api-tokens-file) or pass --insecure-no-auth", s.listen)
@@ -283,14 +272,14 @@ func (s *serveFlags) setupCallbacks(g *globals, ln net.Listener) error {
 	if base == "" {
 		base = "http://" + ln.Addr().String()
 	}
-	if u, _ := url.Parse(base); g.aws.function != "" && u != nil && isLoopbackHost(u.Hostname()) {
+	if g.aws.function != "" && loopback.URL(base) {
 		return usagef("--worker-callbacks with --lambda-function: workers on Lambda cannot reach %s; set --public-url (or SORTIE_PUBLIC_URL) to this host's address as the function sees it", base)
 	}
 	iss, err := callback.NewIssuer(s.keyring, base, nil)
 	if err != nil {
 		return usagef("--public-url %q: must be an absolute http(s) URL without query", base)
 	}
-	if u, _ := url.Parse(base); u != nil && u.Scheme == "http" && !isLoopbackHost(u.Hostname()) {
+	if u, _ := url.Parse(base); u != nil && u.Scheme == "http" && !loopback.URL(base) {
 		fmt.Fprintf(os.Stderr, "sortie serve: warning: --public-url %s is plain HTTP off loopback; callbacks are signed but their bodies cross the network unencrypted: use https\n", base)
 	}
 	g.issuer = iss
