@@ -29,8 +29,16 @@ var emptyAsNil = cmp.Transformer("emptyAsNil", func(s []string) []string {
 	return s
 })
 
-// FuzzDecodeMessage: DecodeMessage never panics, and a message it accepts
-// re-encodes to JSON that decodes to an equal message.
+// trailingSeeds are fuzz seeds of one valid value followed by more: the
+// stray "}" and "]" a dec.More check lets through, a second value,
+// garbage, and whitespace (which is fine).
+func trailingSeeds(valid string) []string {
+	return []string{valid + "}", valid + "]", valid + " {}", valid + valid, valid + "x", " \n" + valid + " \r\n"}
+}
+
+// FuzzDecodeMessage: DecodeMessage never panics, accepts only one valid
+// JSON value (json.Valid: nothing after it but whitespace), and a
+// message it accepts re-encodes to JSON that decodes to an equal message.
 func FuzzDecodeMessage(f *testing.F) {
 	for _, s := range []string{
 		`{"event":{"seq":1,"kind":"progress","text":"a","data":{"i":1},"time_ms":5}}`,
@@ -44,10 +52,16 @@ func FuzzDecodeMessage(f *testing.F) {
 	} {
 		f.Add([]byte(s))
 	}
+	for _, s := range trailingSeeds(`{"event":{"kind":"k"}}`) {
+		f.Add([]byte(s))
+	}
 	f.Fuzz(func(t *testing.T, b []byte) {
 		m, err := DecodeMessage(b)
 		if err != nil {
 			return
+		}
+		if !json.Valid(b) {
+			t.Fatalf("DecodeMessage(%q) accepted input that is not one JSON value", b)
 		}
 		enc, err := json.Marshal(m)
 		if err != nil {
@@ -63,8 +77,9 @@ func FuzzDecodeMessage(f *testing.F) {
 	})
 }
 
-// FuzzDecodeInvocation: DecodeInvocation never panics, and an invocation it
-// accepts re-encodes to JSON that decodes to an equal invocation.
+// FuzzDecodeInvocation: DecodeInvocation never panics, accepts only one
+// valid JSON value, and an invocation it accepts re-encodes to JSON that
+// decodes to an equal invocation.
 func FuzzDecodeInvocation(f *testing.F) {
 	for _, s := range []string{
 		`{"version":"sortie.invocation/v1","run_id":"01JD0000000000000000000000","attempt":1,"launch_id":"l-1","agent":{"name":"probe","runtime":"go:probe"},"deadline_ms":1,"heartbeat_ms":1,"lease_ms":3,"report":{"mode":"control-plane"}}`,
@@ -73,10 +88,16 @@ func FuzzDecodeInvocation(f *testing.F) {
 	} {
 		f.Add([]byte(s))
 	}
+	for _, s := range trailingSeeds(`{"version":"sortie.invocation/v1","run_id":"01JD0000000000000000000000","attempt":1,"launch_id":"l-1","agent":{"name":"probe","runtime":"go:probe"},"deadline_ms":1,"heartbeat_ms":1,"lease_ms":3,"report":{"mode":"control-plane"}}`) {
+		f.Add([]byte(s))
+	}
 	f.Fuzz(func(t *testing.T, b []byte) {
 		inv, err := DecodeInvocation(b)
 		if err != nil {
 			return
+		}
+		if !json.Valid(b) {
+			t.Fatalf("DecodeInvocation(%q) accepted input that is not one JSON value", b)
 		}
 		enc, err := json.Marshal(inv)
 		if err != nil {

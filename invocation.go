@@ -3,6 +3,8 @@ package sortie
 import (
 	"encoding/json"
 	"net/url"
+
+	"github.com/sortie-run/sortie/internal/strictjson"
 )
 
 // InvocationVersion is the only worker invocation format version this
@@ -144,7 +146,7 @@ func DecodeInvocation(b []byte) (*Invocation, error) {
 		return nil, invalidf("invocation", "%d bytes, limit %d", len(b), MaxInvocationBytes)
 	}
 	var inv Invocation
-	if err := decodeStrict(b, &inv); err != nil {
+	if err := strictjson.Unmarshal(b, &inv); err != nil {
 		return nil, invalidf("invocation", "%v", err)
 	}
 	if err := inv.Validate(); err != nil {

@@ -68,6 +68,15 @@ func TestDecodeInvocationRefusesUnknownFieldsAndSize(t *testing.T) {
 	if _, err := DecodeInvocation([]byte(`{"version":"sortie.invocation/v1","command":"/bin/sh"}`)); !errors.Is(err, ErrInvalidArgument) {
 		t.Errorf("DecodeInvocation(unknown field) = %v, want ErrInvalidArgument", err)
 	}
+	valid, err := json.Marshal(validInvocation())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tail := range []string{"}", "]", " {}", "x"} {
+		if _, err := DecodeInvocation(append(valid, tail...)); !errors.Is(err, ErrInvalidArgument) || !strings.Contains(err.Error(), "data after the JSON value") {
+			t.Errorf("DecodeInvocation(invocation + %q) = %v, want ErrInvalidArgument naming the data after it", tail, err)
+		}
+	}
 	big := make([]byte, MaxInvocationBytes+1)
 	if _, err := DecodeInvocation(big); err == nil || !strings.Contains(err.Error(), "limit") {
 		t.Errorf("DecodeInvocation(%d bytes) = %v, want an error naming the limit", len(big), err)

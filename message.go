@@ -3,8 +3,9 @@ package sortie
 import (
 	"bytes"
 	"encoding/json"
-	"fmt"
 	"unicode/utf8"
+
+	"github.com/sortie-run/sortie/internal/strictjson"
 )
 
 // Event is one progress report of an attempt. Seq numbers start at 1 in each
@@ -170,25 +171,13 @@ func DecodeMessage(line []byte) (*Message, error) {
 		return nil, invalidf("message", "%d bytes, limit %d", len(line), MaxMessageBytes)
 	}
 	var m Message
-	if err := decodeStrict(line, &m); err != nil {
+	if err := strictjson.Unmarshal(line, &m); err != nil {
 		return nil, invalidf("message", "%v", err)
 	}
 	if err := m.Validate(); err != nil {
 		return nil, err
 	}
 	return &m, nil
-}
-
-func decodeStrict(b []byte, v any) error {
-	dec := json.NewDecoder(bytes.NewReader(b))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(v); err != nil {
-		return err
-	}
-	if dec.More() {
-		return fmt.Errorf("trailing data after the JSON value")
-	}
-	return nil
 }
 
 func checkJSON(field string, b json.RawMessage, limit int) error {

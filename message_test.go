@@ -19,6 +19,10 @@ func TestDecodeMessage(t *testing.T) {
 		{"two set", `{"event":{"kind":"a"},"result":{"output":1}}`, "message"},
 		{"unknown field", `{"evnt":{"kind":"a"}}`, "message"},
 		{"trailing data", `{"result":{"output":1}} {}`, "message"},
+		{"trailing brace", `{"event":{"kind":"a"}}}`, "message"},
+		{"trailing bracket", `{"event":{"kind":"a"}}]`, "message"},
+		{"trailing garbage", `{"event":{"kind":"a"}}x`, "message"},
+		{"whitespace around", " \t{\"event\":{\"kind\":\"a\"}} \r", ""},
 		{"not json", `hello`, "message"},
 		{"event kind missing", `{"event":{"seq":1}}`, "event.kind"},
 		{"negative seq", `{"event":{"seq":-1,"kind":"a"}}`, "event.seq"},
@@ -39,6 +43,15 @@ func TestDecodeMessage(t *testing.T) {
 				t.Fatalf("DecodeMessage(%s) error = %v, want a ValidationError on field %q", tc.name, err, tc.field)
 			}
 		})
+	}
+}
+
+// TestDecodeMessageNamesTrailingData: the error says what follows the
+// message and where, not just that it is invalid.
+func TestDecodeMessageNamesTrailingData(t *testing.T) {
+	_, err := DecodeMessage([]byte(`{"event":{"kind":"a"}}}`))
+	if want := "invalid message: data after the JSON value at byte 22"; err == nil || err.Error() != want {
+		t.Fatalf("DecodeMessage(`{\"event\":{\"kind\":\"a\"}}}`) = %v, want %q", err, want)
 	}
 }
 

@@ -9,6 +9,8 @@ import (
 	"errors"
 	"fmt"
 	"unicode/utf8"
+
+	"github.com/sortie-run/sortie/internal/strictjson"
 )
 
 // SubmitRequest asks for a new run of a named agent.
@@ -94,10 +96,8 @@ func canonicalJSON(b json.RawMessage) json.RawMessage {
 	if len(b) == 0 {
 		return nil
 	}
-	dec := json.NewDecoder(bytes.NewReader(b))
-	dec.UseNumber()
 	var v any
-	if dec.Decode(&v) != nil {
+	if strictjson.UnmarshalUseNumber(b, &v) != nil {
 		return b
 	}
 	out, err := json.Marshal(v)

@@ -1,11 +1,11 @@
 package controlplane
 
 import (
-	"bytes"
 	"encoding/base64"
 	"encoding/json"
 
 	"github.com/sortie-run/sortie"
+	"github.com/sortie-run/sortie/internal/strictjson"
 )
 
 // Page sizes of [sortie.ControlPlane.List].
@@ -68,10 +68,8 @@ func decodePosition[T any](s, from string, valid func(*T) bool) (*T, error) {
 	if err != nil {
 		return nil, sortie.Invalidf("page_token", "not a page token from %s: %v", from, err)
 	}
-	dec := json.NewDecoder(bytes.NewReader(b))
-	dec.DisallowUnknownFields()
 	var p T
-	if err := dec.Decode(&p); err != nil || dec.More() {
+	if err := strictjson.Unmarshal(b, &p); err != nil {
 		return nil, sortie.Invalidf("page_token", "not a page token from %s", from)
 	}
 	if !valid(&p) {

@@ -1,8 +1,6 @@
 package functions
 
 import (
-	"bytes"
-	"encoding/json"
 	"fmt"
 	"io"
 	"os"
@@ -13,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/sortie-run/sortie"
+	"github.com/sortie-run/sortie/internal/strictjson"
 )
 
 // RuntimesVersion is the format version of a host's exec runtimes file.
@@ -76,9 +75,7 @@ func LoadExecRuntimes(path string) (map[string]ExecSpec, error) {
 		return nil, err
 	}
 	var f runtimesFile
-	dec := json.NewDecoder(bytes.NewReader(b))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&f); err != nil {
+	if err := strictjson.Unmarshal(b, &f); err != nil {
 		return nil, sortie.Invalidf("runtimes", "%s: %v", path, err)
 	}
 	if f.Version != RuntimesVersion {

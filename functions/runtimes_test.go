@@ -45,6 +45,9 @@ func TestLoadExecRuntimesErrors(t *testing.T) {
 		name, file, field string
 	}{
 		{"version", `{"version":"v0","runtimes":{}}`, "version"},
+		{"trailing brace", `{"version":"sortie.runtimes/v1","runtimes":{}}}`, "runtimes"},
+		{"trailing bracket", `{"version":"sortie.runtimes/v1","runtimes":{}}]`, "runtimes"},
+		{"two values", `{"version":"sortie.runtimes/v1","runtimes":{}} {}`, "runtimes"},
 		{"unknown field", `{"version":"sortie.runtimes/v1","runtimes":{"a":{"command":["/bin/sh"],"shell":true}}}`, "runtimes"},
 		{"bad ID", `{"version":"sortie.runtimes/v1","runtimes":{"../x":{"command":["/bin/sh"]}}}`, "runtimes.../x"},
 		{"no command", `{"version":"sortie.runtimes/v1","runtimes":{"a":{"command":[]}}}`, "runtimes.a.command"},

@@ -3,13 +3,13 @@ package server
 import (
 	"bytes"
 	"embed"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"net/http"
 
 	"github.com/sortie-run/sortie"
+	"github.com/sortie-run/sortie/internal/strictjson"
 	"github.com/sortie-run/sortie/server/internal/jsonbody"
 )
 
@@ -46,7 +46,8 @@ type bodyError struct {
 func (e *bodyError) Error() string { return "body: " + e.msg }
 
 // decode reads r's body (at most limit bytes), validates it against the
-// named schema and decodes it into v. An empty body is the empty object.
+// named schema and decodes it strictly into v (a field the schema allows
+// but v lacks is refused, not dropped). An empty body is the empty object.
 func decode(s schemas, w http.ResponseWriter, r *http.Request, name string, limit int64, v any) error {
 	b, err := io.ReadAll(http.MaxBytesReader(w, r.Body, limit))
 	var mbe *http.MaxBytesError
@@ -61,7 +62,7 @@ func decode(s schemas, w http.ResponseWriter, r *http.Request, name string, limi
 	if err := s.Validate(name, b); err != nil {
 		return err
 	}
-	if err := json.Unmarshal(b, v); err != nil {
+	if err := strictjson.Unmarshal(b, v); err != nil {
 		return sortie.Invalidf("body", "%v", err)
 	}
 	return nil

@@ -115,7 +115,10 @@ func TestBadInput(t *testing.T) {
 		{[]string{"run", "probe", "--var", "text=" + strings.Repeat("x", 100_000), "--var", "more=" + strings.Repeat("y", 100_000), "--var", "last=" + strings.Repeat("z", 100_000)}, "invalid variables"},
 		{[]string{"run", "no-such-agent"}, "no agent named"},
 		{[]string{"run", "examples/no-such-dir"}, "agent.json"},
+		{[]string{"run", agentDir(t, `{"name":"probe","runtime":"go:probe"}}`)}, "agent.json: data after the JSON value at byte 37"},
 		{[]string{"submit", "probe", "--policy", `{"max_attempts":1000}`}, "policy.max_attempts"},
+		{[]string{"submit", "probe", "--policy", `{"max_attempts":1}}`}, "--policy: data after the JSON value at byte 18"},
+		{[]string{"submit", "probe", "--policy", `{"max_attempt":1}`}, `--policy: json: unknown field "max_attempt"`},
 		{[]string{"submit", "probe", "--idempotency-key", strings.Repeat("k", 300)}, "idempotency_key"},
 		{[]string{"get", "../../etc/passwd"}, "run_id"},
 		{[]string{"follow", "01JZZZZZZZZZZZZZZZZZZZZZZZ", "--after", "x"}, "--after"},
@@ -236,6 +239,15 @@ func TestInlineConfigNeverStoredInPlaintext(t *testing.T) {
 	if r.code != 2 || !strings.Contains(r.stderr, "config") {
 		t.Errorf("run with --config-file but inline configuration off: exit %d, %q; want exit 2 naming config", r.code, r.stderr)
 	}
+}
+
+// agentDir writes an agent directory whose agent.json holds manifest.
+func agentDir(t *testing.T, manifest string) string {
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "agent.json"), []byte(manifest), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return dir
 }
 
 // cfgFile writes an inline configuration file for a test.

@@ -12,6 +12,7 @@ import (
 
 	"github.com/sortie-run/sortie/crypto/sign"
 	"github.com/sortie-run/sortie/destination"
+	"github.com/sortie-run/sortie/internal/strictjson"
 	"github.com/sortie-run/sortie/server/push"
 )
 
@@ -85,7 +86,7 @@ func webhookKeys(path string) (push.Keys, error) {
 		return push.Keys{}, fmt.Errorf("read webhook keys: %w", err)
 	}
 	var f webhookKeysFile
-	if err := json.Unmarshal(b, &f); err != nil {
+	if err := strictjson.Unmarshal(b, &f); err != nil {
 		return push.Keys{}, usagef("webhook keys %s: %v", filepath.Base(path), err)
 	}
 	k, err := push.SecretKeys(f.Primary, f.Keys)

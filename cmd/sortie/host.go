@@ -1,9 +1,7 @@
 package main
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -21,6 +19,7 @@ import (
 	"github.com/sortie-run/sortie/examples/textstats"
 	"github.com/sortie-run/sortie/functions"
 	"github.com/sortie-run/sortie/functions/probe"
+	"github.com/sortie-run/sortie/internal/strictjson"
 	"github.com/sortie-run/sortie/launchers/local"
 	"github.com/spf13/cobra"
 )
@@ -267,9 +266,7 @@ func loadManifest(path string) (sortie.Manifest, error) {
 		return sortie.Manifest{}, usagef("agent: %v (an agent directory holds agent.json)", err)
 	}
 	var m sortie.Manifest
-	dec := json.NewDecoder(bytes.NewReader(b))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&m); err != nil {
+	if err := strictjson.Unmarshal(b, &m); err != nil {
 		return sortie.Manifest{}, usagef("agent: %s: %v", path, err)
 	}
 	if err := m.Validate(); err != nil {

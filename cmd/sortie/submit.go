@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/sortie-run/sortie"
+	"github.com/sortie-run/sortie/internal/strictjson"
 	"github.com/spf13/cobra"
 )
 
@@ -42,7 +43,7 @@ func (s *submitFlags) register(c *cobra.Command) {
 func (s *submitFlags) request(agent string) (*sortie.SubmitRequest, error) {
 	vars := map[string]json.RawMessage{}
 	if s.varsJSON != "" {
-		if err := json.Unmarshal([]byte(s.varsJSON), &vars); err != nil || vars == nil {
+		if err := strictjson.Unmarshal([]byte(s.varsJSON), &vars); err != nil || vars == nil {
 			return nil, usagef("--vars: must be a JSON object, got %.40q", s.varsJSON)
 		}
 	}
@@ -77,9 +78,7 @@ func (s *submitFlags) request(agent string) (*sortie.SubmitRequest, error) {
 	}
 	var policy sortie.Policy
 	if s.policy != "" {
-		dec := json.NewDecoder(strings.NewReader(s.policy))
-		dec.DisallowUnknownFields()
-		if err := dec.Decode(&policy); err != nil {
+		if err := strictjson.Unmarshal([]byte(s.policy), &policy); err != nil {
 			return nil, usagef("--policy: %v", err)
 		}
 	}
@@ -223,7 +222,7 @@ func readVarsFile(path string, vars map[string]json.RawMessage) error {
 		return usagef("--vars-file: invalid variables: %v", err)
 	}
 	var obj map[string]json.RawMessage
-	if err := json.Unmarshal(b, &obj); err != nil || obj == nil {
+	if err := strictjson.Unmarshal(b, &obj); err != nil || obj == nil {
 		return usagef("--vars-file: %s must hold a JSON object", path)
 	}
 	for k, v := range obj {

@@ -1,8 +1,6 @@
 package envelope
 
 import (
-	"bytes"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"regexp"
@@ -10,6 +8,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/sortie-run/sortie"
+	"github.com/sortie-run/sortie/internal/strictjson"
 )
 
 // FormatVersion is the envelope format version this package writes and
@@ -67,13 +66,10 @@ func decode(b []byte) (*envelope, error) {
 		return nil, fmt.Errorf("open envelope: %d bytes, limit %d: %w", len(b), MaxSealedBytes, ErrMalformed)
 	}
 	var e envelope
-	dec := json.NewDecoder(bytes.NewReader(b))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&e); err != nil {
-		return nil, fmt.Errorf("open envelope: not an envelope object: %w", ErrMalformed)
-	}
-	if dec.More() {
+	if err := strictjson.Unmarshal(b, &e); errors.Is(err, strictjson.ErrTrailingData) {
 		return nil, fmt.Errorf("open envelope: data after the envelope object: %w", ErrMalformed)
+	} else if err != nil {
+		return nil, fmt.Errorf("open envelope: not an envelope object: %w", ErrMalformed)
 	}
 	if err := e.check(); err != nil {
 		return nil, fmt.Errorf("open envelope: %v: %w", err, ErrMalformed)

@@ -66,6 +66,9 @@ func FuzzOpen(f *testing.F) {
 	f.Add(sealed, "01JRUN0000000000000000000B", 1, binding.Purpose, binding.Agent)
 	f.Add(sealed, binding.RunID, 1, envelope.PurposeAtRest, binding.Agent)
 	f.Add([]byte(`{"v":1,"kid":"local-1","ctx":{},"dk":"AA==","ct":""}`), binding.RunID, 1, binding.Purpose, binding.Agent)
+	for _, tail := range []string{"}", "]", " {}", "x", " \r\n"} { // only the whitespace may open
+		f.Add(append(sealed[:len(sealed):len(sealed)], tail...), binding.RunID, binding.Attempt, binding.Purpose, binding.Agent)
+	}
 	f.Fuzz(func(t *testing.T, in []byte, runID string, attempt int, purpose, agent string) {
 		b := envelope.Binding{RunID: runID, Attempt: attempt, InvocationVersion: binding.InvocationVersion, Purpose: purpose, Agent: agent}
 		pt, err := k.Open(bg, in, b)

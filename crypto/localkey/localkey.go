@@ -1,7 +1,6 @@
 package localkey
 
 import (
-	"bytes"
 	"context"
 	"crypto/rand"
 	"encoding/json"
@@ -13,6 +12,7 @@ import (
 	"sync/atomic"
 
 	"github.com/sortie-run/sortie/crypto/envelope"
+	"github.com/sortie-run/sortie/internal/strictjson"
 	"github.com/tink-crypto/tink-go/v2/aead/subtle"
 )
 
@@ -118,9 +118,7 @@ func Load(path string) (*KEK, error) {
 
 func parse(path string, b []byte) (*KEK, error) {
 	var kf keyFile
-	dec := json.NewDecoder(bytes.NewReader(b))
-	dec.DisallowUnknownFields()
-	if len(b) > maxFileBytes || dec.Decode(&kf) != nil {
+	if len(b) > maxFileBytes || strictjson.Unmarshal(b, &kf) != nil {
 		return nil, fmt.Errorf("localkey: key file %s is not a %s key file", path, FileVersion)
 	}
 	defer clear(kf.Key)

@@ -103,6 +103,8 @@ func TestLoadRefusesBadFiles(t *testing.T) {
 		"short key":      {`{"version":"sortie.localkey/v1","key":"AAAA"}`, 0o600, "want 32"},
 		"other version":  {`{"version":"v9","key":"AAAA"}`, 0o600, "version"},
 		"unknown field":  {`{"version":"sortie.localkey/v1","key":"AAAA","x":1}`, 0o600, "not a sortie.localkey/v1 key file"},
+		"trailing brace": {strings.TrimSpace(string(content)) + "}", 0o600, "not a sortie.localkey/v1 key file"},
+		"two values":     {string(content) + string(content), 0o600, "not a sortie.localkey/v1 key file"},
 	} {
 		path := filepath.Join(dir, strings.ReplaceAll(name, " ", "-"))
 		if err := os.WriteFile(path, []byte(tc.body), tc.mode); err != nil {

@@ -1,13 +1,13 @@
 package triggers
 
 import (
-	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
 
 	"github.com/sortie-run/sortie"
+	"github.com/sortie-run/sortie/internal/strictjson"
 )
 
 // Kind names the shape an event arrived in.
@@ -93,14 +93,9 @@ func IdempotencyKey(rule string, ev *Event) string {
 
 // decodeDoc decodes JSON with numbers kept as json.Number.
 func decodeDoc(b []byte) (any, error) {
-	dec := json.NewDecoder(bytes.NewReader(b))
-	dec.UseNumber()
 	var v any
-	if err := dec.Decode(&v); err != nil {
+	if err := strictjson.UnmarshalUseNumber(b, &v); err != nil {
 		return nil, err
-	}
-	if dec.More() {
-		return nil, fmt.Errorf("trailing data after the JSON value")
 	}
 	return v, nil
 }

@@ -11,6 +11,7 @@ import (
 	"sort"
 
 	"github.com/sortie-run/sortie"
+	"github.com/sortie-run/sortie/internal/strictjson"
 )
 
 // RulesVersion is the version a rules file declares.
@@ -124,7 +125,7 @@ func ParseRules(b []byte) (*Rules, error) {
 		Version string            `json:"version"`
 		Rules   []json.RawMessage `json:"rules"`
 	}
-	if err := strictDecode(b, &top); err != nil {
+	if err := strictjson.Unmarshal(b, &top); err != nil {
 		return nil, sortie.Invalidf("rules", "%v", err)
 	}
 	if top.Version != RulesVersion {
@@ -149,18 +150,6 @@ func ParseRules(b []byte) (*Rules, error) {
 	return out, nil
 }
 
-func strictDecode(b []byte, v any) error {
-	dec := json.NewDecoder(bytes.NewReader(b))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(v); err != nil {
-		return err
-	}
-	if dec.More() {
-		return fmt.Errorf("trailing data after the JSON value")
-	}
-	return nil
-}
-
 // compileRule validates rules[i].
 func compileRule(i int, raw json.RawMessage) (*rule, error) {
 	var loose struct {
@@ -171,7 +160,7 @@ func compileRule(i int, raw json.RawMessage) (*rule, error) {
 		return sortie.Invalidf(fmt.Sprintf("rules[%d]%s", i, field), "rule %q: %s", loose.Name, fmt.Sprintf(format, args...))
 	}
 	var spec RuleSpec
-	if err := strictDecode(raw, &spec); err != nil {
+	if err := strictjson.Unmarshal(raw, &spec); err != nil {
 		return nil, bad("", "%v", err)
 	}
 	if !ruleName.MatchString(spec.Name) {

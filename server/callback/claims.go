@@ -1,7 +1,6 @@
 package callback
 
 import (
-	"bytes"
 	"crypto/hmac"
 	"crypto/sha256"
 	"encoding/base64"
@@ -10,6 +9,7 @@ import (
 	"regexp"
 
 	"github.com/sortie-run/sortie"
+	"github.com/sortie-run/sortie/internal/strictjson"
 )
 
 // ClaimsVersion is the only claims version this release issues and reads.
@@ -85,9 +85,7 @@ func ParseClaims(s string) (Claims, error) {
 		return Claims{}, sortie.Invalidf("claims", "not unpadded base64url")
 	}
 	var c Claims
-	dec := json.NewDecoder(bytes.NewReader(b))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&c); err != nil || dec.More() {
+	if err := strictjson.Unmarshal(b, &c); err != nil {
 		return Claims{}, sortie.Invalidf("claims", "not a JSON object of the claims fields")
 	}
 	if err := c.Validate(); err != nil {

@@ -27,6 +27,15 @@ func FuzzParseClaims(f *testing.F) {
 	} {
 		f.Add([]byte(s))
 	}
+	plain, err := base64.RawURLEncoding.DecodeString(valid.Encode())
+	if err != nil {
+		f.Fatal(err)
+	}
+	// The valid claims' JSON with data after it (the fuzz function also
+	// tries the base64url of each input).
+	for _, tail := range []string{"}", "]", " {}", "x", " \n"} {
+		f.Add(append(plain[:len(plain):len(plain)], tail...))
+	}
 	f.Fuzz(func(t *testing.T, in []byte) {
 		for _, s := range []string{string(in), base64.RawURLEncoding.EncodeToString(in)} {
 			c, err := callback.ParseClaims(s)

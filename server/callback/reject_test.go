@@ -115,6 +115,8 @@ func (r *rejectionRig) bodyCases() []rejection {
 		{"result over its limit", ok(callback.PathComplete, `{"outcome":{"result":"`+strings.Repeat("r", sortie.MaxResultBytes)+`"}}`), 400, callback.CodeInvalidArgument, "outcome.result", fmt.Sprint(sortie.MaxResultBytes)},
 		{"malformed JSON", ok(callback.PathEvents, `{"events":[`), 400, callback.CodeInvalidArgument, "body", ""},
 		{"trailing data", ok(callback.PathEvents, eventsBody+`{}`), 400, callback.CodeInvalidArgument, "body", ""},
+		{"trailing brace", ok(callback.PathEvents, eventsBody+`}`), 400, callback.CodeInvalidArgument, "body", ""},
+		{"trailing bracket", ok(callback.PathComplete, `{"outcome":{"result":1}}]`), 400, callback.CodeInvalidArgument, "body", ""},
 		{"seq of the wrong type", ok(callback.PathEvents, `{"events":[{"seq":"1","kind":"progress"}]}`), 400, callback.CodeInvalidArgument, "events[0].seq", ""},
 		{"negative seq", ok(callback.PathEvents, `{"events":[{"kind":"a"},{"seq":-1,"kind":"progress"}]}`), 400, callback.CodeInvalidArgument, "events[1].seq", ""},
 		{"no events", ok(callback.PathEvents, `{}`), 400, callback.CodeInvalidArgument, "events", "missing"},

@@ -1,14 +1,13 @@
 package callback
 
 import (
-	"bytes"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
 	"strings"
 
 	"github.com/sortie-run/sortie"
+	"github.com/sortie-run/sortie/internal/strictjson"
 )
 
 // route is one callback route: its body limit, its schema and what it
@@ -123,9 +122,7 @@ func (h *Handler) complete(r *http.Request, c Claims, body []byte) (any, error) 
 // decodeStrict decodes one JSON value into v, refusing unknown fields and
 // trailing data, as a [*sortie.ValidationError] on field "body".
 func decodeStrict(b []byte, v any) error {
-	dec := json.NewDecoder(bytes.NewReader(b))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(v); err != nil || dec.More() {
+	if err := strictjson.Unmarshal(b, v); err != nil {
 		return sortie.Invalidf("body", "does not decode as the route's request")
 	}
 	return nil
