@@ -16,6 +16,7 @@ import (
 
 	"github.com/sortie-run/sortie"
 	"github.com/sortie-run/sortie/crypto/sign"
+	"github.com/sortie-run/sortie/wire"
 )
 
 // The callback wire format; package server/callback serves it.
@@ -50,10 +51,12 @@ var ErrCallbackAuth = errors.New("callback host refused the attempt's credential
 // Network errors, 5xx and 429 are retried, 4 tries in all with backoff
 // from 100 ms doubling up to 2 s, while ctx lasts; they then wrap
 // sortie.ErrUnavailable. Refusals map back to the sentinels the
-// control-plane reporter returns: 409 with code "conflict" wraps
-// sortie.ErrConflict, "cancel_requested" ErrCancelRequested, "terminal"
-// ErrTerminal; 400 and 413 are a [*sortie.ValidationError] naming the
-// host's field; 404 wraps ErrNotFound; 401 and 403 wrap [ErrCallbackAuth].
+// control-plane reporter returns, by the table of package wire: code
+// "conflict" (or another 409) wraps sortie.ErrConflict, "cancel_requested"
+// ErrCancelRequested, "terminal" ErrTerminal; "invalid_argument",
+// "payload_too_large" (or another 400 or 413) are a
+// [*sortie.ValidationError] naming the host's field; "not_found" (or
+// another 404) wraps ErrNotFound; other 401 and 403 wrap [ErrCallbackAuth].
 //
 // It returns a [*sortie.ValidationError] when inv.Report is not a callback
 // report with an absolute http(s) URL and a token CLAIMS.SECRET; no error
@@ -215,42 +218,25 @@ func newMessageID() string {
 	return "msg_" + base64.RawURLEncoding.EncodeToString(b)
 }
 
-// callbackError maps a refusal to the error the worker loop expects.
+// callbackError maps a refusal to the error the worker loop expects: the
+// sentinel of its code ([wire.Err]), else [ErrCallbackAuth] for 401 and
+// 403, else sortie.ErrUnavailable for any 5xx (retried).
 func callbackError(route string, status int, body []byte) error {
-	var eb struct {
-		Error struct {
-			Code    string `json:"code"`
-			Message string `json:"message"`
-			Field   string `json:"field"`
-		} `json:"error"`
-	}
-	_ = json.Unmarshal(body, &eb) // a body that is not ours leaves the fields empty
-	e := eb.Error
-	msg := clipTo(e.Message, maxCallbackMessageBytes)
-	var sentinel error
+	e, _ := wire.DecodeError(body) // a body that is not ours leaves the fields empty
+	e.Code, e.Message, e.Field = clipTo(e.Code, 64), clipTo(e.Message, maxCallbackMessageBytes), clipTo(e.Field, 128)
+	err := wire.Err(status, e)
+	var ve *sortie.ValidationError
 	switch {
-	case status == http.StatusConflict && e.Code == "cancel_requested":
-		sentinel = sortie.ErrCancelRequested
-	case status == http.StatusConflict && e.Code == "terminal":
-		sentinel = sortie.ErrTerminal
-	case status == http.StatusConflict:
-		sentinel = sortie.ErrConflict
-	case status == http.StatusBadRequest || status == http.StatusRequestEntityTooLarge:
-		field := clipTo(e.Field, 128)
-		if field == "" {
-			field = "body"
-		}
-		return fmt.Errorf("callback %s: %d: %w", route, status, &sortie.ValidationError{Field: field, Reason: msg})
-	case status == http.StatusUnauthorized || status == http.StatusForbidden:
-		sentinel = ErrCallbackAuth
-	case status == http.StatusNotFound:
-		sentinel = sortie.ErrNotFound
-	case status == http.StatusTooManyRequests || status >= 500:
-		sentinel = sortie.ErrUnavailable
-	default:
-		return fmt.Errorf("callback %s: unexpected status %d %s: %s", route, status, clipTo(e.Code, 64), msg)
+	case errors.As(err, &ve):
+		return fmt.Errorf("callback %s: %d: %w", route, status, err)
+	case err == nil && (status == http.StatusUnauthorized || status == http.StatusForbidden):
+		err = ErrCallbackAuth
+	case err == nil && status >= 500:
+		err = sortie.ErrUnavailable
+	case err == nil:
+		return fmt.Errorf("callback %s: unexpected status %d %s: %s", route, status, e.Code, e.Message)
 	}
-	return fmt.Errorf("callback %s: %d %s: %s: %w", route, status, clipTo(e.Code, 64), msg, sentinel)
+	return fmt.Errorf("callback %s: %d %s: %s: %w", route, status, e.Code, e.Message, err)
 }
 
 // clipTo returns s as valid UTF-8 of at most about n bytes.

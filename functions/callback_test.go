@@ -23,6 +23,7 @@ import (
 	"github.com/sortie-run/sortie/crypto/sign"
 	"github.com/sortie-run/sortie/functions"
 	"github.com/sortie-run/sortie/server/callback"
+	"github.com/sortie-run/sortie/wire"
 )
 
 type answer struct {
@@ -139,7 +140,7 @@ func (h *scriptedHost) reporter(t *testing.T) functions.Reporter {
 }
 
 func refusal(status int, code, field string) answer {
-	b, _ := json.Marshal(callback.ErrorBody{Error: callback.ErrorDetail{Code: code, Message: "refused by the test", Field: field}})
+	b, _ := json.Marshal(wire.ErrorBody{Error: wire.ErrorDetail{Code: code, Message: "refused by the test", Field: field}})
 	return answer{status, string(b)}
 }
 
@@ -184,7 +185,9 @@ func TestCallbackReporterMapsRefusals(t *testing.T) {
 		{refusal(409, "terminal", ""), sortie.ErrTerminal},
 		{refusal(409, "", ""), sortie.ErrConflict},
 		{refusal(400, "invalid_argument", "events[0].seq"), sortie.ErrInvalidArgument},
-		{refusal(413, "too_large", "body"), sortie.ErrInvalidArgument},
+		{refusal(413, "payload_too_large", "body"), sortie.ErrInvalidArgument},
+		{refusal(413, "too_large", "body"), sortie.ErrInvalidArgument}, // an older host's code
+		{refusal(409, "idempotency_conflict", ""), sortie.ErrIdempotencyConflict},
 		{refusal(401, "bad_signature", ""), functions.ErrCallbackAuth},
 		{refusal(401, "replayed", ""), functions.ErrCallbackAuth},
 		{refusal(403, "forbidden", ""), functions.ErrCallbackAuth},

@@ -13,6 +13,7 @@ import (
 	"github.com/sortie-run/sortie"
 	"github.com/sortie-run/sortie/server"
 	"github.com/sortie-run/sortie/server/httpengine"
+	"github.com/sortie-run/sortie/wire"
 )
 
 // post sends body to path and decodes the answer into out (if not nil).
@@ -56,8 +57,8 @@ func TestSubmitIdempotencyKeyHeader(t *testing.T) {
 	if got := post(t, r, "/v1/runs", `{"agent": "probe", "variables": {"events": 0}}`, key, &again); got != http.StatusOK || again.ID != first.ID {
 		t.Fatalf("resubmit = %d run %s, want 200 and run %s", got, again.ID, first.ID)
 	}
-	var eb server.ErrorBody
-	if got := post(t, r, "/v1/runs", `{"agent": "probe", "variables": {"events": 1}}`, key, &eb); got != http.StatusConflict || eb.Error.Code != server.CodeIdempotencyConflict {
+	var eb wire.ErrorBody
+	if got := post(t, r, "/v1/runs", `{"agent": "probe", "variables": {"events": 1}}`, key, &eb); got != http.StatusConflict || eb.Error.Code != wire.CodeIdempotencyConflict {
 		t.Fatalf("same key, other request = %d %+v, want 409 idempotency_conflict", got, eb)
 	}
 	if got := post(t, r, "/v1/runs", `{"agent": "probe", "idempotency_key": "other"}`, key, &eb); got != http.StatusBadRequest || eb.Error.Field != "idempotency_key" {
@@ -89,7 +90,7 @@ func TestBadBodiesAreRefusedAndStoreNothing(t *testing.T) {
 		{"bad agent name", `{"agent": "No Such"}`, 400, "agent"},
 	}
 	for _, c := range cases {
-		var eb server.ErrorBody
+		var eb wire.ErrorBody
 		got := post(t, r, "/v1/runs", c.body, nil, &eb)
 		if got != c.status || eb.Error.Field != c.field || eb.Error.Message == "" {
 			t.Errorf("%s: POST /v1/runs = %d %+v, want %d naming field %q", c.name, got, eb, c.status, c.field)
@@ -172,8 +173,8 @@ func TestAPITokens(t *testing.T) {
 	}
 	before := r.countRuns(t)
 	for _, hdr := range []map[string]string{nil, {"Authorization": "Bearer wrong-token-of-some-length"}, {"Authorization": token}} {
-		var eb server.ErrorBody
-		if got := post(t, r, "/v1/runs", `{"agent": "probe"}`, hdr, &eb); got != http.StatusUnauthorized || eb.Error.Code != server.CodeUnauthenticated {
+		var eb wire.ErrorBody
+		if got := post(t, r, "/v1/runs", `{"agent": "probe"}`, hdr, &eb); got != http.StatusUnauthorized || eb.Error.Code != wire.CodeUnauthenticated {
 			t.Errorf("submit with %v = %d %+v, want 401 unauthenticated", hdr, got, eb)
 		}
 	}
@@ -197,7 +198,7 @@ func TestQueryAndPathChecks(t *testing.T) {
 	r := newRig(t, nil)
 	run := r.submit(t, `{"events": 1}`)
 	r.final(t, run.ID)
-	get := func(path string, hdr map[string]string) (int, server.ErrorBody) {
+	get := func(path string, hdr map[string]string) (int, wire.ErrorBody) {
 		req, _ := http.NewRequest(http.MethodGet, r.http.URL+path, nil)
 		for k, v := range hdr {
 			req.Header.Set(k, v)
@@ -207,7 +208,7 @@ func TestQueryAndPathChecks(t *testing.T) {
 			t.Fatal(err)
 		}
 		defer resp.Body.Close()
-		var eb server.ErrorBody
+		var eb wire.ErrorBody
 		json.NewDecoder(resp.Body).Decode(&eb)
 		return resp.StatusCode, eb
 	}

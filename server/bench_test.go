@@ -15,8 +15,8 @@ import (
 
 	"github.com/sortie-run/sortie"
 	"github.com/sortie-run/sortie/functions"
-	"github.com/sortie-run/sortie/server"
 	"github.com/sortie-run/sortie/server/httpengine"
+	"github.com/sortie-run/sortie/wire"
 )
 
 // gated emits events once the gate opens, recording when each was emitted.
@@ -206,7 +206,7 @@ func submitAndWait(hc *http.Client, remote *httpengine.Engine, base string, i in
 		if err != nil {
 			return err
 		}
-		var page server.EventsPage
+		var page wire.EventsPage
 		err = json.NewDecoder(resp.Body).Decode(&page)
 		resp.Body.Close()
 		if err != nil {

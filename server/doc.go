@@ -2,14 +2,15 @@
 // `sortie serve` listens with, and what package httpengine (the Go client's
 // HTTP transport) and `sortie --host URL` talk to.
 //
-// Routes (JSON bodies; errors are [ErrorBody] with a stable code and, for
-// bad input, the field):
+// Routes (JSON bodies, defined with the error codes in package wire;
+// errors are [wire.ErrorBody] with a stable code and, for bad input, the
+// field):
 //
 //	POST   /v1/runs                               submit; Idempotency-Key header; 201 new, 200 existing
 //	GET    /v1/runs?agent=&state=&context_id=&page_size=&page_token=
 //	GET    /v1/runs/{id}
 //	GET    /v1/runs/{id}/events                   SSE (Accept: text/event-stream; Last-Event-ID)
-//	                                              or JSON [EventsPage] (?after=ATTEMPT.SEQ&limit=&wait_ms=)
+//	                                              or JSON [wire.EventsPage] (?after=ATTEMPT.SEQ&limit=&wait_ms=)
 //	POST   /v1/runs/{id}/cancel                   {"reason"}
 //	POST   /v1/runs/{id}/resume                   {"input"}
 //	PUT    /v1/runs/{id}/push-configs/{cid}       {"url", "key_id"}

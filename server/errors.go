@@ -8,89 +8,50 @@ import (
 	"net/http"
 
 	"github.com/sortie-run/sortie"
+	"github.com/sortie-run/sortie/wire"
 )
 
-// Error codes of the API's error body, {"error": {"code", "message",
-// "field"}}. Clients map them back to the sortie sentinels.
-const (
-	CodeInvalidArgument     = "invalid_argument"
-	CodeTooLarge            = "payload_too_large"
-	CodeNotFound            = "not_found"
-	CodeIdempotencyConflict = "idempotency_conflict"
-	CodeConflict            = "conflict"
-	CodeTerminal            = "terminal"
-	CodeCancelRequested     = "cancel_requested"
-	CodeUnavailable         = "unavailable"
-	CodeUnauthenticated     = "unauthenticated"
-	CodeMethodNotAllowed    = "method_not_allowed"
-	CodeInternal            = "internal"
-)
-
-// ErrorBody is the JSON body of every error response.
-type ErrorBody struct {
-	Error ErrorDetail `json:"error"`
-}
-
-// ErrorDetail says what went wrong: a stable code, a message for people,
-// and for bad input the field ("variables", "labels.team").
-type ErrorDetail struct {
-	Code    string `json:"code"`
-	Message string `json:"message"`
-	Field   string `json:"field,omitempty"`
-}
-
-// sentinelCodes maps the sortie sentinels to status and code, in the
-// order they are tested.
-var sentinelCodes = []struct {
-	err    error
-	status int
-	code   string
-	msg    string
-}{
-	{sortie.ErrNotFound, http.StatusNotFound, CodeNotFound, "not found"},
-	{sortie.ErrIdempotencyConflict, http.StatusConflict, CodeIdempotencyConflict, "idempotency key reused with a different request"},
-	{sortie.ErrTerminal, http.StatusConflict, CodeTerminal, "the run is terminal"},
-	{sortie.ErrCancelRequested, http.StatusConflict, CodeCancelRequested, "the run's cancel was requested"},
-	{sortie.ErrConflict, http.StatusConflict, CodeConflict, "the run changed meanwhile or is not in a state that allows this"},
-	{sortie.ErrClosed, http.StatusServiceUnavailable, CodeUnavailable, "the server is shutting down"},
-	{sortie.ErrUnavailable, http.StatusServiceUnavailable, CodeUnavailable, "a backing service is unavailable; retry"},
-}
-
-// writeError answers err as JSON. Internal errors are logged, and the
-// client gets no detail of them (they may name backends or paths).
+// writeError answers err as a [wire.ErrorBody]. Internal errors are
+// logged, and the client gets no detail of them (they may name backends
+// or paths).
 func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
 	status, body := s.errorBody(r, err)
 	writeJSON(w, status, body)
 }
 
-func (s *Server) errorBody(r *http.Request, err error) (int, ErrorBody) {
+func (s *Server) errorBody(r *http.Request, err error) (int, wire.ErrorBody) {
 	var be *bodyError
 	if errors.As(err, &be) {
-		code := CodeInvalidArgument
+		code := wire.CodeInvalidArgument
 		if be.status == http.StatusRequestEntityTooLarge {
-			code = CodeTooLarge
+			code = wire.CodePayloadTooLarge
 		}
-		return be.status, ErrorBody{ErrorDetail{Code: code, Message: be.msg, Field: "body"}}
+		return be.status, errorBody(code, be.msg, "body")
 	}
 	var ve *sortie.ValidationError
 	if errors.As(err, &ve) {
-		return http.StatusBadRequest, ErrorBody{ErrorDetail{Code: CodeInvalidArgument, Message: ve.Reason, Field: ve.Field}}
+		return http.StatusBadRequest, errorBody(wire.CodeInvalidArgument, ve.Reason, ve.Field)
 	}
-	for _, c := range sentinelCodes {
-		if errors.Is(err, c.err) {
-			return c.status, ErrorBody{ErrorDetail{Code: c.code, Message: notFoundMessage(r, c.code, c.msg)}}
-		}
+	if m, ok := wire.ForError(err); ok {
+		return m.Status, errorBody(m.Code, notFoundMessage(r, m.Code, m.Message), "")
 	}
 	if errors.Is(err, context.Canceled) && r.Context().Err() != nil {
-		return 499, ErrorBody{ErrorDetail{Code: "cancelled", Message: "request cancelled"}}
+		return 499, errorBody(wire.CodeCancelled, "request cancelled", "")
 	}
 	s.log.ErrorContext(r.Context(), "request failed", "method", r.Method, "path", r.URL.Path, "err", err)
-	return http.StatusInternalServerError, ErrorBody{ErrorDetail{Code: CodeInternal, Message: "internal error; see the server log"}}
+	return http.StatusInternalServerError, internalError
+}
+
+// internalError is the body of a 500: nothing of the cause.
+var internalError = errorBody(wire.CodeInternal, "internal error; see the server log", "")
+
+func errorBody(code, msg, field string) wire.ErrorBody {
+	return wire.ErrorBody{Error: wire.ErrorDetail{Code: code, Message: msg, Field: field}}
 }
 
 // notFoundMessage names what was not found from the request's path.
 func notFoundMessage(r *http.Request, code, msg string) string {
-	if code != CodeNotFound {
+	if code != wire.CodeNotFound {
 		return msg
 	}
 	id, cid := r.PathValue("id"), r.PathValue("cid")

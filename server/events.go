@@ -10,18 +10,8 @@ import (
 	"time"
 
 	"github.com/sortie-run/sortie"
+	"github.com/sortie-run/sortie/wire"
 )
-
-// EventsPage is the JSON answer of GET /v1/runs/{id}/events without SSE:
-// the events after the cursor and, once the run is terminal or interrupted
-// and every event was returned, the run.
-type EventsPage struct {
-	Events []sortie.Event `json:"events"`
-	// NextCursor is the cursor to ask from next ("ATTEMPT.SEQ").
-	NextCursor string `json:"next_cursor"`
-	// Run is set on the last page: the final run.
-	Run *sortie.Run `json:"run,omitempty"`
-}
 
 // eventsQuery is what GET /v1/runs/{id}/events asks.
 type eventsQuery struct {
@@ -115,7 +105,7 @@ func (s *Server) next(ctx context.Context, f *feed, cur sortie.Cursor, limit int
 
 // readPage reads one page directly: the run first, then its events, so a
 // final run read first has all its events below.
-func (s *Server) readPage(ctx context.Context, q eventsQuery) (*EventsPage, error) {
+func (s *Server) readPage(ctx context.Context, q eventsQuery) (*wire.EventsPage, error) {
 	run, err := s.eng.Get(ctx, q.id)
 	if err != nil {
 		return nil, err
@@ -124,7 +114,7 @@ func (s *Server) readPage(ctx context.Context, q eventsQuery) (*EventsPage, erro
 	if err != nil {
 		return nil, err
 	}
-	page := &EventsPage{Events: evs, NextCursor: q.after.String()}
+	page := &wire.EventsPage{Events: evs, NextCursor: q.after.String()}
 	if len(evs) > 0 {
 		page.NextCursor = evs[len(evs)-1].Cursor().String()
 	}
@@ -138,7 +128,7 @@ func (s *Server) readPage(ctx context.Context, q eventsQuery) (*EventsPage, erro
 }
 
 // longPoll answers one page, waiting up to q.wait for something new.
-func (s *Server) longPoll(ctx context.Context, q eventsQuery) (*EventsPage, error) {
+func (s *Server) longPoll(ctx context.Context, q eventsQuery) (*wire.EventsPage, error) {
 	page, err := s.readPage(ctx, q)
 	if err != nil || len(page.Events) > 0 || page.Run != nil || q.wait == 0 {
 		return page, err
@@ -227,7 +217,7 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request, q eventsQuery) {
 func writeSSE(w http.ResponseWriter, id, event string, v any) {
 	b, err := json.Marshal(v)
 	if err != nil {
-		b = []byte(`{"error":{"code":"internal","message":"unencodable event"}}`)
+		b, _ = json.Marshal(errorBody(wire.CodeInternal, "unencodable event", "")) // three strings always marshal
 	}
 	if id != "" {
 		fmt.Fprintf(w, "id: %s\n", id)

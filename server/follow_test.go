@@ -12,7 +12,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/sortie-run/sortie"
-	"github.com/sortie-run/sortie/server"
+	"github.com/sortie-run/sortie/wire"
 )
 
 func TestFollowOverSSE(t *testing.T) {
@@ -138,7 +138,7 @@ func TestLongPollWaitsForEventsAndEndsWithTheRun(t *testing.T) {
 		if err != nil || resp.StatusCode != http.StatusOK {
 			t.Fatalf("long poll = %v, %v", resp, err)
 		}
-		var page server.EventsPage
+		var page wire.EventsPage
 		err = json.NewDecoder(resp.Body).Decode(&page)
 		resp.Body.Close()
 		if err != nil {
@@ -168,7 +168,7 @@ func TestLongPollTimesOutEmpty(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer resp.Body.Close()
-	var page server.EventsPage
+	var page wire.EventsPage
 	if err := json.NewDecoder(resp.Body).Decode(&page); err != nil || len(page.Events) != 0 || page.Run != nil || page.NextCursor != "0.0" {
 		t.Fatalf("idle long poll = %+v, %v; want an empty page with cursor 0.0", page, err)
 	}

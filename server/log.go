@@ -44,7 +44,7 @@ func (s *Server) logRequests(h http.Handler) http.Handler {
 			if v := recover(); v != nil {
 				s.log.ErrorContext(r.Context(), "handler panic", "method", r.Method, "route", r.Pattern, "panic", v)
 				if rec.status == 0 {
-					writeJSON(rec, http.StatusInternalServerError, ErrorBody{ErrorDetail{Code: CodeInternal, Message: "internal error; see the server log"}})
+					writeJSON(rec, http.StatusInternalServerError, internalError)
 				}
 			}
 			level := slog.LevelInfo

@@ -6,18 +6,8 @@ import (
 	"time"
 
 	"github.com/sortie-run/sortie"
+	"github.com/sortie-run/sortie/wire"
 )
-
-// PushConfigRequest is the body of PUT /v1/runs/{id}/push-configs/{cid}.
-type PushConfigRequest struct {
-	URL   string `json:"url"`
-	KeyID string `json:"key_id,omitempty"`
-}
-
-// PushConfigList is the answer of GET /v1/runs/{id}/push-configs.
-type PushConfigList struct {
-	PushConfigs []sortie.PushConfig `json:"push_configs"`
-}
 
 // errNoPushStore answers the push routes of a control plane without
 // push configurations.
@@ -33,7 +23,7 @@ func (s *Server) pushStore() (sortie.PushStore, error) {
 
 func (s *Server) putPush(w http.ResponseWriter, r *http.Request) {
 	id, err := runID(r)
-	var req PushConfigRequest
+	var req wire.PushConfigRequest
 	if err == nil {
 		err = decode(s.schemas, w, r, "pushconfig", maxSmallBytes, &req)
 	}
@@ -125,7 +115,7 @@ func (s *Server) listPush(w http.ResponseWriter, r *http.Request) {
 		out[i] = publicPush(cfgs[i])
 	}
 	cfgs = out
-	writeJSON(w, http.StatusOK, PushConfigList{PushConfigs: cfgs})
+	writeJSON(w, http.StatusOK, wire.PushConfigList{PushConfigs: cfgs})
 }
 
 func (s *Server) deletePush(w http.ResponseWriter, r *http.Request) {

@@ -19,6 +19,7 @@ import (
 	"github.com/sortie-run/sortie/internal/testwait"
 	"github.com/sortie-run/sortie/server"
 	"github.com/sortie-run/sortie/server/push"
+	"github.com/sortie-run/sortie/wire"
 )
 
 func TestPushConfigRoutes(t *testing.T) {
@@ -50,7 +51,7 @@ func TestPushConfigRoutes(t *testing.T) {
 	if _, err := r.remote.GetPushConfig(ctx, run.ID, "bad"); !errors.Is(err, sortie.ErrNotFound) {
 		t.Fatalf("a refused configuration was stored: Get = %v", err)
 	}
-	var eb server.ErrorBody
+	var eb wire.ErrorBody
 	if code := post(t, r, "/v1/runs/"+run.ID.String()+"/cancel", `{"reason": "x", "force": true}`, nil, &eb); code != http.StatusBadRequest {
 		t.Errorf("cancel with an unknown field = %d %+v, want 400", code, eb)
 	}

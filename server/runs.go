@@ -1,18 +1,14 @@
 package server
 
 import (
-	"encoding/json"
 	"net/http"
 	"slices"
 	"strconv"
 	"strings"
 
 	"github.com/sortie-run/sortie"
+	"github.com/sortie-run/sortie/wire"
 )
-
-// IdempotencyKeyHeader is the request header of a submission's idempotency
-// key (the IETF httpapi Idempotency-Key draft's name).
-const IdempotencyKeyHeader = "Idempotency-Key"
 
 // submit: POST /v1/runs. 201 with the new run, 200 with the run an earlier
 // submission with the same idempotency key made.
@@ -22,9 +18,9 @@ func (s *Server) submit(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, err)
 		return
 	}
-	if key := r.Header.Get(IdempotencyKeyHeader); key != "" {
+	if key := r.Header.Get(wire.IdempotencyKeyHeader); key != "" {
 		if req.IdempotencyKey != "" && req.IdempotencyKey != key {
-			s.writeError(w, r, sortie.Invalidf("idempotency_key", "the body's key differs from the %s header", IdempotencyKeyHeader))
+			s.writeError(w, r, sortie.Invalidf("idempotency_key", "the body's key differs from the %s header", wire.IdempotencyKeyHeader))
 			return
 		}
 		req.IdempotencyKey = key
@@ -107,14 +103,9 @@ func (s *Server) list(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, page)
 }
 
-// CancelRequest is the body of POST /v1/runs/{id}/cancel.
-type CancelRequest struct {
-	Reason string `json:"reason,omitempty"`
-}
-
 func (s *Server) cancel(w http.ResponseWriter, r *http.Request) {
 	id, err := runID(r)
-	var req CancelRequest
+	var req wire.CancelRequest
 	if err == nil {
 		err = decode(s.schemas, w, r, "cancel", maxSmallBytes, &req)
 	}
@@ -130,15 +121,9 @@ func (s *Server) cancel(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, public(run))
 }
 
-// ResumeRequest is the body of POST /v1/runs/{id}/resume: the answer to the
-// run's interrupt.
-type ResumeRequest struct {
-	Input json.RawMessage `json:"input,omitempty"`
-}
-
 func (s *Server) resume(w http.ResponseWriter, r *http.Request) {
 	id, err := runID(r)
-	var req ResumeRequest
+	var req wire.ResumeRequest
 	if err == nil {
 		err = decode(s.schemas, w, r, "resume", maxResumeBytes, &req)
 	}

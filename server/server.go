@@ -18,6 +18,7 @@ import (
 
 	"github.com/sortie-run/sortie"
 	"github.com/sortie-run/sortie/internal/loopback"
+	"github.com/sortie-run/sortie/wire"
 )
 
 // Options configures a [Server]. Engine is required; the rest is optional.
@@ -164,7 +165,7 @@ func (s *Server) routes() http.Handler {
 		mux.Handle("/a2a/", s.authenticate(s.opts.A2A.ServeHTTP))
 	}
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
-		writeJSON(w, http.StatusNotFound, ErrorBody{ErrorDetail{Code: CodeNotFound, Message: "no route " + r.Method + " " + r.URL.Path}})
+		writeJSON(w, http.StatusNotFound, errorBody(wire.CodeNotFound, "no route "+r.Method+" "+r.URL.Path, ""))
 	})
 	return mux
 }
@@ -180,8 +181,8 @@ func (s *Server) authenticate(h http.HandlerFunc) http.Handler {
 	if len(s.tokens) == 0 {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			if !loopback.Host(r.Host) || (r.Header.Get("Origin") != "" && !loopback.URL(r.Header.Get("Origin"))) {
-				writeJSON(w, http.StatusForbidden, ErrorBody{ErrorDetail{Code: CodeUnauthenticated,
-					Message: "a host without API tokens serves loopback clients only (Host and Origin must be loopback)"}})
+				writeJSON(w, http.StatusForbidden, errorBody(wire.CodeUnauthenticated,
+					"a host without API tokens serves loopback clients only (Host and Origin must be loopback)", ""))
 				return
 			}
 			h(w, r)
@@ -196,7 +197,7 @@ func (s *Server) authenticate(h http.HandlerFunc) http.Handler {
 		}
 		if !strings.EqualFold(scheme, "Bearer") || match != 1 { // auth schemes are case-insensitive (RFC 9110)
 			w.Header().Set("WWW-Authenticate", `Bearer realm="sortie"`)
-			writeJSON(w, http.StatusUnauthorized, ErrorBody{ErrorDetail{Code: CodeUnauthenticated, Message: "a valid bearer token is required"}})
+			writeJSON(w, http.StatusUnauthorized, errorBody(wire.CodeUnauthenticated, "a valid bearer token is required", ""))
 			return
 		}
 		h(w, r)

@@ -43,11 +43,11 @@
 // failure like the others, and a worker never replays, since its retries
 // carry fresh IDs. A request refused anywhere stores nothing.
 //
-// Control-plane errors become 409 with code [CodeConflict],
-// [CodeCancelRequested] or [CodeTerminal], 404, 400 or 503, which the
-// worker maps back to the sortie sentinels. Every error is JSON
-// ([ErrorBody]); refusals are logged with log/slog, never with a token, a
-// secret or a body.
+// Control-plane errors become 409 with code [wire.CodeConflict],
+// [wire.CodeCancelRequested] or [wire.CodeTerminal], 404, 400 or 503 (the
+// table of package wire), which the worker maps back to the sortie
+// sentinels. Every error is JSON ([wire.ErrorBody]); refusals are logged
+// with log/slog, never with a token, a secret or a body.
 //
 // Routes: POST [PathClaim] and [PathHeartbeat] (body {}, answer
 // [HeartbeatResponse]), [PathEvents] ([EventsRequest], answer

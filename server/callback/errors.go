@@ -8,42 +8,23 @@ import (
 	"net/http"
 
 	"github.com/sortie-run/sortie"
+	"github.com/sortie-run/sortie/wire"
 )
 
-// Error codes of the handler's JSON errors; see [ErrorBody].
+// The codes of a 401, beyond those of package wire (which every other
+// refusal takes: "not_found", "method_not_allowed", "payload_too_large",
+// "invalid_argument", "conflict", "cancel_requested", "terminal",
+// "unavailable", "internal"); see [wire.ErrorBody].
 const (
-	CodeNotFound         = "not_found"           // 404: no such route, or no such run
-	CodeMethodNotAllowed = "method_not_allowed"  // 405
-	CodeTooLarge         = "too_large"           // 413: the body is over the route's limit
-	CodeInvalidArgument  = "invalid_argument"    // 400: the body breaks the schema or a limit; field names it
-	CodeConflict         = "conflict"            // 409: sortie.ErrConflict (the claim is not the live one, a seq is taken)
-	CodeCancelRequested  = "cancel_requested"    // 409: sortie.ErrCancelRequested
-	CodeTerminal         = "terminal"            // 409: sortie.ErrTerminal
-	CodeUnavailable      = "unavailable"         // 503: the control plane is unavailable; retry
-	CodeInternal         = "internal"            // 500
-	CodeMissingCreds     = "missing_credentials" // 401: no Sortie-Attempt header
-	CodeMalformedClaims  = "malformed_claims"    // 401
-	CodeUnknownKey       = "unknown_key"         // 401: the claims' key ID is not in the keyring
-	CodeTokenExpired     = "token_expired"       // 401
-	CodeMissingHeader    = "missing_header"      // 401: a webhook-* header is absent or malformed
-	CodeTimestamp        = "timestamp"           // 401: webhook-timestamp outside the tolerance
-	CodeBadSignature     = "bad_signature"       // 401: no signature by this attempt's secret
-	CodeReplayed         = "replayed"            // 401: this webhook-id was accepted before
+	CodeMissingCreds    = "missing_credentials" // no Sortie-Attempt header
+	CodeMalformedClaims = "malformed_claims"    // the header does not parse as claims
+	CodeUnknownKey      = "unknown_key"         // the claims' key ID is not in the keyring
+	CodeTokenExpired    = "token_expired"       // the claims' expiry passed
+	CodeMissingHeader   = "missing_header"      // a webhook-* header is absent or malformed
+	CodeTimestamp       = "timestamp"           // webhook-timestamp outside the tolerance
+	CodeBadSignature    = "bad_signature"       // no signature by this attempt's secret
+	CodeReplayed        = "replayed"            // this webhook-id was accepted before
 )
-
-// ErrorBody is the JSON body of every refusal.
-type ErrorBody struct {
-	Error ErrorDetail `json:"error"`
-}
-
-// ErrorDetail says why a request was refused: a code from the Code
-// constants, a message, and for 400s the field (a path such as
-// "events[0].seq").
-type ErrorDetail struct {
-	Code    string `json:"code"`
-	Message string `json:"message"`
-	Field   string `json:"field,omitempty"`
-}
 
 type apiError struct {
 	status               int
@@ -58,32 +39,31 @@ func unauthorized(code, msg string) *apiError {
 func invalid(err error) *apiError {
 	var ve *sortie.ValidationError
 	if errors.As(err, &ve) {
-		return &apiError{http.StatusBadRequest, CodeInvalidArgument, ve.Error(), ve.Field}
+		return &apiError{http.StatusBadRequest, wire.CodeInvalidArgument, ve.Error(), ve.Field}
 	}
-	return &apiError{http.StatusBadRequest, CodeInvalidArgument, err.Error(), ""}
+	return &apiError{http.StatusBadRequest, wire.CodeInvalidArgument, err.Error(), ""}
 }
 
 // cpError maps a route's error (a validation error of the body, or the
-// control plane's) to a response; unexpected errors are logged and shown
-// as "internal" without their text.
+// control plane's) to a response by the sentinel it wraps
+// ([wire.ForError]); a context that ended is "unavailable" too (the worker
+// retries). Unexpected errors are logged and shown as "internal" without
+// their text.
 func (h *Handler) cpError(r *http.Request, c *Claims, err error) *apiError {
+	m, ok := wire.ForError(err)
+	if !ok && (errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded)) {
+		m, ok = wire.ForError(sortie.ErrUnavailable)
+	}
 	switch {
-	case errors.Is(err, sortie.ErrInvalidArgument):
+	case ok && m.Err == sortie.ErrInvalidArgument:
 		return invalid(err)
-	case errors.Is(err, sortie.ErrCancelRequested):
-		return &apiError{http.StatusConflict, CodeCancelRequested, err.Error(), ""}
-	case errors.Is(err, sortie.ErrTerminal):
-		return &apiError{http.StatusConflict, CodeTerminal, err.Error(), ""}
-	case errors.Is(err, sortie.ErrConflict):
-		return &apiError{http.StatusConflict, CodeConflict, err.Error(), ""}
-	case errors.Is(err, sortie.ErrNotFound):
-		return &apiError{http.StatusNotFound, CodeNotFound, err.Error(), ""}
-	case errors.Is(err, sortie.ErrUnavailable), errors.Is(err, sortie.ErrClosed),
-		errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
-		return &apiError{http.StatusServiceUnavailable, CodeUnavailable, "the control plane is unavailable; retry", ""}
+	case ok && m.Code == wire.CodeUnavailable:
+		return &apiError{m.Status, m.Code, "the control plane is unavailable; retry", ""}
+	case ok:
+		return &apiError{m.Status, m.Code, err.Error(), ""}
 	}
 	h.log.Error("callback: control plane call failed", "path", r.URL.Path, "run", string(c.RunID), "attempt", c.Attempt, "err", err)
-	return &apiError{http.StatusInternalServerError, CodeInternal, "the control plane call failed", ""}
+	return &apiError{http.StatusInternalServerError, wire.CodeInternal, "the control plane call failed", ""}
 }
 
 // refuse writes e and logs it, with what the claims say when they parsed.
@@ -101,13 +81,14 @@ func (h *Handler) refuse(w http.ResponseWriter, r *http.Request, c *Claims, e *a
 	if e.status == http.StatusServiceUnavailable {
 		w.Header().Set("Retry-After", "1")
 	}
-	writeJSON(w, e.status, ErrorBody{Error: ErrorDetail{Code: e.code, Message: e.message, Field: e.field}})
+	writeJSON(w, e.status, wire.ErrorBody{Error: wire.ErrorDetail{Code: e.code, Message: e.message, Field: e.field}})
 }
 
 func writeJSON(w http.ResponseWriter, status int, v any) {
 	b, err := json.Marshal(v)
 	if err != nil {
-		status, b = http.StatusInternalServerError, []byte(`{"error":{"code":"internal","message":"encode response"}}`)
+		status = http.StatusInternalServerError
+		b, _ = json.Marshal(wire.ErrorBody{Error: wire.ErrorDetail{Code: wire.CodeInternal, Message: "encode response"}})
 	}
 	w.Header().Set("Content-Type", "application/json")
 	w.Header().Set("Cache-Control", "no-store")

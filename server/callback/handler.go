@@ -12,6 +12,7 @@ import (
 	"github.com/sortie-run/sortie"
 	"github.com/sortie-run/sortie/crypto/sign"
 	"github.com/sortie-run/sortie/server/internal/jsonbody"
+	"github.com/sortie-run/sortie/wire"
 )
 
 // Routes, headers and the owner the handler claims as.
@@ -117,12 +118,12 @@ func NewHandler(cp sortie.ControlPlane, keys *Keyring, opts *HandlerOptions) (*H
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	rt, ok := routes[r.URL.Path]
 	if !ok {
-		h.refuse(w, r, nil, &apiError{http.StatusNotFound, CodeNotFound, "no callback route at this path", ""})
+		h.refuse(w, r, nil, &apiError{http.StatusNotFound, wire.CodeNotFound, "no callback route at this path", ""})
 		return
 	}
 	if r.Method != http.MethodPost {
 		w.Header().Set("Allow", http.MethodPost)
-		h.refuse(w, r, nil, &apiError{http.StatusMethodNotAllowed, CodeMethodNotAllowed, r.Method + " is not allowed; use POST", ""})
+		h.refuse(w, r, nil, &apiError{http.StatusMethodNotAllowed, wire.CodeMethodNotAllowed, r.Method + " is not allowed; use POST", ""})
 		return
 	}
 	body, aerr := readBody(w, r, rt.limit)
@@ -149,7 +150,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 
 // readBody reads the body up to limit bytes; more is a 413 naming it.
 func readBody(w http.ResponseWriter, r *http.Request, limit int64) ([]byte, *apiError) {
-	tooLarge := &apiError{http.StatusRequestEntityTooLarge, CodeTooLarge,
+	tooLarge := &apiError{http.StatusRequestEntityTooLarge, wire.CodePayloadTooLarge,
 		fmt.Sprintf("the body is over %d bytes, the limit of %s", limit, r.URL.Path), "body"}
 	if r.ContentLength > limit {
 		return nil, tooLarge
@@ -159,7 +160,7 @@ func readBody(w http.ResponseWriter, r *http.Request, limit int64) ([]byte, *api
 	if errors.As(err, &mbe) {
 		return nil, tooLarge
 	} else if err != nil {
-		return nil, &apiError{http.StatusBadRequest, CodeInvalidArgument, "the body could not be read", "body"}
+		return nil, &apiError{http.StatusBadRequest, wire.CodeInvalidArgument, "the body could not be read", "body"}
 	}
 	return body, nil
 }
@@ -186,7 +187,7 @@ func (h *Handler) authenticate(r *http.Request, body []byte) (*Claims, *apiError
 	secret := sign.SecretPrefix + base64.StdEncoding.EncodeToString(attemptSecret(key, enc))
 	v, err := sign.NewVerifier([]string{secret}, &sign.VerifierOptions{Tolerance: h.tolerance, Replay: h.replay, Now: h.now})
 	if err != nil {
-		return &c, &apiError{http.StatusInternalServerError, CodeInternal, "the attempt secret could not be used", ""}
+		return &c, &apiError{http.StatusInternalServerError, wire.CodeInternal, "the attempt secret could not be used", ""}
 	}
 	if err := v.Verify(r.Header, body); err != nil {
 		return &c, verifyError(err)

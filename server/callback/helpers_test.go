@@ -22,6 +22,7 @@ import (
 	"github.com/sortie-run/sortie/functions/probe"
 	"github.com/sortie-run/sortie/launchers/local"
 	"github.com/sortie-run/sortie/server/callback"
+	"github.com/sortie-run/sortie/wire"
 )
 
 var probeAgent = sortie.Agents{"probe": {Name: "probe", Version: "1", Runtime: "go:probe",
@@ -205,7 +206,7 @@ func freshID() string {
 }
 
 // send sends req and returns the status and the error detail, if any.
-func send(t testing.TB, req *http.Request) (int, callback.ErrorDetail) {
+func send(t testing.TB, req *http.Request) (int, wire.ErrorDetail) {
 	t.Helper()
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
@@ -213,7 +214,7 @@ func send(t testing.TB, req *http.Request) (int, callback.ErrorDetail) {
 	}
 	defer resp.Body.Close()
 	b, _ := io.ReadAll(resp.Body)
-	var eb callback.ErrorBody
+	var eb wire.ErrorBody
 	if resp.StatusCode != http.StatusOK {
 		if err := json.Unmarshal(b, &eb); err != nil {
 			t.Fatalf("%s %s = %d with body %q, want a JSON error", req.Method, req.URL.Path, resp.StatusCode, b)

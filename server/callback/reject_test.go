@@ -13,6 +13,7 @@ import (
 
 	"github.com/sortie-run/sortie"
 	"github.com/sortie-run/sortie/server/callback"
+	"github.com/sortie-run/sortie/wire"
 )
 
 const eventsBody = `{"events":[{"seq":1,"kind":"progress","text":"one"}]}`
@@ -88,9 +89,9 @@ func (r *rejectionRig) authCases(t *testing.T) []rejection {
 			body: strings.Replace(eventsBody, "one", "two", 1), signed: eventsBody}, 401, callback.CodeBadSignature, "", ""},
 		{"signed by another attempt's secret", signedBy(callback.PathEvents, r.aClaims, s2, eventsBody), 401, callback.CodeBadSignature, "", ""},
 		{"claims of another run", signedBy(callback.PathEvents, r.bClaims, r.aSecret, eventsBody), 401, callback.CodeBadSignature, "", ""},
-		{"claims of attempt 2 on attempt 1's state (events)", signedBy(callback.PathEvents, c2, s2, eventsBody), 409, callback.CodeConflict, "", ""},
-		{"claims of attempt 2 on attempt 1's state (claim)", signedBy(callback.PathClaim, c2, s2, `{}`), 409, callback.CodeConflict, "", ""},
-		{"claims of attempt 2 on attempt 1's state (complete)", signedBy(callback.PathComplete, c2, s2, `{"outcome":{"result":1}}`), 409, callback.CodeConflict, "", ""},
+		{"claims of attempt 2 on attempt 1's state (events)", signedBy(callback.PathEvents, c2, s2, eventsBody), 409, wire.CodeConflict, "", ""},
+		{"claims of attempt 2 on attempt 1's state (claim)", signedBy(callback.PathClaim, c2, s2, `{}`), 409, wire.CodeConflict, "", ""},
+		{"claims of attempt 2 on attempt 1's state (complete)", signedBy(callback.PathComplete, c2, s2, `{"outcome":{"result":1}}`), 409, wire.CodeConflict, "", ""},
 		{"expired token", signedBy(callback.PathEvents, ce, se, eventsBody), 401, callback.CodeTokenExpired, "", "expired"},
 		{"timestamp in the past", ev(request{claims: r.aClaims, secret: r.aSecret, ts: time.Now().Add(-6 * time.Minute)}), 401, callback.CodeTimestamp, "", ""},
 		{"timestamp in the future", ev(request{claims: r.aClaims, secret: r.aSecret, ts: time.Now().Add(6 * time.Minute)}), 401, callback.CodeTimestamp, "", ""},
@@ -109,29 +110,29 @@ func (r *rejectionRig) bodyCases() []rejection {
 	ok := func(path, body string) request { return signedBy(path, r.aClaims, r.aSecret, body) }
 	bigData := `{"events":[{"kind":"progress","data":"` + strings.Repeat("d", sortie.MaxEventDataBytes) + `"}]}`
 	return []rejection{
-		{"oversize events body", ok(callback.PathEvents, r.tooLarge), 413, callback.CodeTooLarge, "body", fmt.Sprint(callback.MaxEventsBodyBytes)},
-		{"oversize claim body", ok(callback.PathClaim, `{"x":"`+strings.Repeat("a", callback.MaxEmptyBodyBytes)+`"}`), 413, callback.CodeTooLarge, "body", fmt.Sprint(callback.MaxEmptyBodyBytes)},
-		{"oversize complete body", ok(callback.PathComplete, `{"outcome":{"result":"`+strings.Repeat("r", callback.MaxCompleteBodyBytes)+`"}}`), 413, callback.CodeTooLarge, "body", fmt.Sprint(callback.MaxCompleteBodyBytes)},
-		{"result over its limit", ok(callback.PathComplete, `{"outcome":{"result":"`+strings.Repeat("r", sortie.MaxResultBytes)+`"}}`), 400, callback.CodeInvalidArgument, "outcome.result", fmt.Sprint(sortie.MaxResultBytes)},
-		{"malformed JSON", ok(callback.PathEvents, `{"events":[`), 400, callback.CodeInvalidArgument, "body", ""},
-		{"trailing data", ok(callback.PathEvents, eventsBody+`{}`), 400, callback.CodeInvalidArgument, "body", ""},
-		{"trailing brace", ok(callback.PathEvents, eventsBody+`}`), 400, callback.CodeInvalidArgument, "body", ""},
-		{"trailing bracket", ok(callback.PathComplete, `{"outcome":{"result":1}}]`), 400, callback.CodeInvalidArgument, "body", ""},
-		{"seq of the wrong type", ok(callback.PathEvents, `{"events":[{"seq":"1","kind":"progress"}]}`), 400, callback.CodeInvalidArgument, "events[0].seq", ""},
-		{"negative seq", ok(callback.PathEvents, `{"events":[{"kind":"a"},{"seq":-1,"kind":"progress"}]}`), 400, callback.CodeInvalidArgument, "events[1].seq", ""},
-		{"no events", ok(callback.PathEvents, `{}`), 400, callback.CodeInvalidArgument, "events", "missing"},
-		{"empty events", ok(callback.PathEvents, `{"events":[]}`), 400, callback.CodeInvalidArgument, "events", ""},
-		{"event without kind", ok(callback.PathEvents, `{"events":[{"text":"x"}]}`), 400, callback.CodeInvalidArgument, "events[0].kind", ""},
-		{"run ID in the body", ok(callback.PathEvents, `{"events":[{"kind":"a"}],"run_id":"`+string(r.b.RunID)+`"}`), 400, callback.CodeInvalidArgument, "run_id", ""},
-		{"attempt in an event", ok(callback.PathEvents, `{"events":[{"kind":"a","attempt":2}]}`), 400, callback.CodeInvalidArgument, "events[0].attempt", ""},
-		{"event data over its limit", ok(callback.PathEvents, bigData), 400, callback.CodeInvalidArgument, "events[0].data", fmt.Sprint(sortie.MaxEventDataBytes)},
-		{"claim with a body", ok(callback.PathClaim, `{"launch_id":"x"}`), 400, callback.CodeInvalidArgument, "launch_id", ""},
-		{"outcome with two fields", ok(callback.PathComplete, `{"outcome":{"result":1,"error":{"type":"x","message":"y"}}}`), 400, callback.CodeInvalidArgument, "outcome", "exactly one"},
-		{"empty outcome", ok(callback.PathComplete, `{"outcome":{}}`), 400, callback.CodeInvalidArgument, "outcome", ""},
-		{"interrupt of a terminal state", ok(callback.PathComplete, `{"outcome":{"interrupt":{"state":"completed"}}}`), 400, callback.CodeInvalidArgument, "outcome.interrupt.state", ""},
-		{"error without type", ok(callback.PathComplete, `{"outcome":{"error":{"message":"y"}}}`), 400, callback.CodeInvalidArgument, "outcome.error.type", ""},
-		{"wrong method", request{method: http.MethodGet, path: callback.PathEvents, claims: r.aClaims}, 405, callback.CodeMethodNotAllowed, "", "POST"},
-		{"unknown route", ok(callback.PathPrefix+"/result", eventsBody), 404, callback.CodeNotFound, "", ""},
+		{"oversize events body", ok(callback.PathEvents, r.tooLarge), 413, wire.CodePayloadTooLarge, "body", fmt.Sprint(callback.MaxEventsBodyBytes)},
+		{"oversize claim body", ok(callback.PathClaim, `{"x":"`+strings.Repeat("a", callback.MaxEmptyBodyBytes)+`"}`), 413, wire.CodePayloadTooLarge, "body", fmt.Sprint(callback.MaxEmptyBodyBytes)},
+		{"oversize complete body", ok(callback.PathComplete, `{"outcome":{"result":"`+strings.Repeat("r", callback.MaxCompleteBodyBytes)+`"}}`), 413, wire.CodePayloadTooLarge, "body", fmt.Sprint(callback.MaxCompleteBodyBytes)},
+		{"result over its limit", ok(callback.PathComplete, `{"outcome":{"result":"`+strings.Repeat("r", sortie.MaxResultBytes)+`"}}`), 400, wire.CodeInvalidArgument, "outcome.result", fmt.Sprint(sortie.MaxResultBytes)},
+		{"malformed JSON", ok(callback.PathEvents, `{"events":[`), 400, wire.CodeInvalidArgument, "body", ""},
+		{"trailing data", ok(callback.PathEvents, eventsBody+`{}`), 400, wire.CodeInvalidArgument, "body", ""},
+		{"trailing brace", ok(callback.PathEvents, eventsBody+`}`), 400, wire.CodeInvalidArgument, "body", ""},
+		{"trailing bracket", ok(callback.PathComplete, `{"outcome":{"result":1}}]`), 400, wire.CodeInvalidArgument, "body", ""},
+		{"seq of the wrong type", ok(callback.PathEvents, `{"events":[{"seq":"1","kind":"progress"}]}`), 400, wire.CodeInvalidArgument, "events[0].seq", ""},
+		{"negative seq", ok(callback.PathEvents, `{"events":[{"kind":"a"},{"seq":-1,"kind":"progress"}]}`), 400, wire.CodeInvalidArgument, "events[1].seq", ""},
+		{"no events", ok(callback.PathEvents, `{}`), 400, wire.CodeInvalidArgument, "events", "missing"},
+		{"empty events", ok(callback.PathEvents, `{"events":[]}`), 400, wire.CodeInvalidArgument, "events", ""},
+		{"event without kind", ok(callback.PathEvents, `{"events":[{"text":"x"}]}`), 400, wire.CodeInvalidArgument, "events[0].kind", ""},
+		{"run ID in the body", ok(callback.PathEvents, `{"events":[{"kind":"a"}],"run_id":"`+string(r.b.RunID)+`"}`), 400, wire.CodeInvalidArgument, "run_id", ""},
+		{"attempt in an event", ok(callback.PathEvents, `{"events":[{"kind":"a","attempt":2}]}`), 400, wire.CodeInvalidArgument, "events[0].attempt", ""},
+		{"event data over its limit", ok(callback.PathEvents, bigData), 400, wire.CodeInvalidArgument, "events[0].data", fmt.Sprint(sortie.MaxEventDataBytes)},
+		{"claim with a body", ok(callback.PathClaim, `{"launch_id":"x"}`), 400, wire.CodeInvalidArgument, "launch_id", ""},
+		{"outcome with two fields", ok(callback.PathComplete, `{"outcome":{"result":1,"error":{"type":"x","message":"y"}}}`), 400, wire.CodeInvalidArgument, "outcome", "exactly one"},
+		{"empty outcome", ok(callback.PathComplete, `{"outcome":{}}`), 400, wire.CodeInvalidArgument, "outcome", ""},
+		{"interrupt of a terminal state", ok(callback.PathComplete, `{"outcome":{"interrupt":{"state":"completed"}}}`), 400, wire.CodeInvalidArgument, "outcome.interrupt.state", ""},
+		{"error without type", ok(callback.PathComplete, `{"outcome":{"error":{"message":"y"}}}`), 400, wire.CodeInvalidArgument, "outcome.error.type", ""},
+		{"wrong method", request{method: http.MethodGet, path: callback.PathEvents, claims: r.aClaims}, 405, wire.CodeMethodNotAllowed, "", "POST"},
+		{"unknown route", ok(callback.PathPrefix+"/result", eventsBody), 404, wire.CodeNotFound, "", ""},
 	}
 }
 

@@ -6,7 +6,9 @@
 // over Server-Sent Events that reconnects with Last-Event-ID, losing and
 // repeating nothing.
 //
-// Errors wrap the sortie sentinels the host answered with (from the error
-// body's code), input errors are [*sortie.ValidationError] naming the
-// field, and a missing or wrong API token is [ErrUnauthenticated].
+// Errors wrap the sortie sentinels the host answered with (the error
+// body's code, mapped back by [wire.Sentinel]), input errors are
+// [*sortie.ValidationError] naming the field, and a missing or wrong API
+// token is [ErrUnauthenticated]. It reads the API's bodies from package
+// wire, so a client links none of the server.
 package httpengine

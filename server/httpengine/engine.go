@@ -14,7 +14,7 @@ import (
 	"time"
 
 	"github.com/sortie-run/sortie"
-	"github.com/sortie-run/sortie/server"
+	"github.com/sortie-run/sortie/wire"
 )
 
 // Options configures an [Engine]. A nil *Options means the defaults.
@@ -180,7 +180,7 @@ func (e *Engine) Submit(ctx context.Context, req *sortie.SubmitRequest) (*sortie
 func (e *Engine) SubmitCreated(ctx context.Context, req *sortie.SubmitRequest) (*sortie.Run, bool, error) {
 	var hdr http.Header
 	if req.IdempotencyKey != "" {
-		hdr = http.Header{server.IdempotencyKeyHeader: {req.IdempotencyKey}}
+		hdr = http.Header{wire.IdempotencyKeyHeader: {req.IdempotencyKey}}
 	}
 	var run sortie.Run
 	status, err := e.do(ctx, http.MethodPost, "/v1/runs", nil, req, &run, hdr)
@@ -233,7 +233,7 @@ func (e *Engine) Events(ctx context.Context, id sortie.RunID, after sortie.Curso
 	if limit > 0 {
 		q.Set("limit", strconv.Itoa(min(limit, 1000)))
 	}
-	var page server.EventsPage
+	var page wire.EventsPage
 	if _, err := e.do(ctx, http.MethodGet, runPath(id, "/events"), q, nil, &page, nil); err != nil {
 		return nil, err
 	}
@@ -246,7 +246,7 @@ func (e *Engine) Cancel(ctx context.Context, id sortie.RunID, reason string) (*s
 		return nil, err
 	}
 	var run sortie.Run
-	if _, err := e.do(ctx, http.MethodPost, runPath(id, "/cancel"), nil, server.CancelRequest{Reason: reason}, &run, nil); err != nil {
+	if _, err := e.do(ctx, http.MethodPost, runPath(id, "/cancel"), nil, wire.CancelRequest{Reason: reason}, &run, nil); err != nil {
 		return nil, err
 	}
 	return &run, nil
@@ -258,7 +258,7 @@ func (e *Engine) Resume(ctx context.Context, id sortie.RunID, input json.RawMess
 		return nil, err
 	}
 	var run sortie.Run
-	if _, err := e.do(ctx, http.MethodPost, runPath(id, "/resume"), nil, server.ResumeRequest{Input: input}, &run, nil); err != nil {
+	if _, err := e.do(ctx, http.MethodPost, runPath(id, "/resume"), nil, wire.ResumeRequest{Input: input}, &run, nil); err != nil {
 		return nil, err
 	}
 	return &run, nil

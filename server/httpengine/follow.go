@@ -13,7 +13,7 @@ import (
 	"time"
 
 	"github.com/sortie-run/sortie"
-	"github.com/sortie-run/sortie/server"
+	"github.com/sortie-run/sortie/wire"
 )
 
 // maxSSELine bounds one SSE line: the final run with a result of
@@ -161,11 +161,11 @@ func decodeUpdate(ev sseEvent) (sortie.Update, bool, error) {
 		}
 		return sortie.Update{Run: &r}, true, nil
 	case "error":
-		var b server.ErrorBody
-		if err := json.Unmarshal([]byte(ev.data), &b); err != nil {
+		d, ok := wire.DecodeError([]byte(ev.data))
+		if !ok {
 			return sortie.Update{}, true, errors.New("httpengine: the host ended the stream with an undecodable error")
 		}
-		return sortie.Update{}, true, detailError(0, b.Error)
+		return sortie.Update{}, true, detailError(0, d)
 	}
 	return sortie.Update{}, false, nil
 }

@@ -6,7 +6,7 @@ import (
 	"net/url"
 
 	"github.com/sortie-run/sortie"
-	"github.com/sortie-run/sortie/server"
+	"github.com/sortie-run/sortie/wire"
 )
 
 // PutPushConfig sets the run's push configuration cfg.ID (create or
@@ -17,7 +17,7 @@ func (e *Engine) PutPushConfig(ctx context.Context, cfg *sortie.PushConfig) (*so
 		return nil, err
 	}
 	var out sortie.PushConfig
-	body := server.PushConfigRequest{URL: cfg.URL, KeyID: cfg.KeyID}
+	body := wire.PushConfigRequest{URL: cfg.URL, KeyID: cfg.KeyID}
 	if _, err := e.do(ctx, http.MethodPut, pushPath(cfg.RunID, cfg.ID), nil, body, &out, nil); err != nil {
 		return nil, err
 	}
@@ -35,7 +35,7 @@ func (e *Engine) GetPushConfig(ctx context.Context, run sortie.RunID, id string)
 
 // ListPushConfigs returns the run's push configurations by ID.
 func (e *Engine) ListPushConfigs(ctx context.Context, run sortie.RunID) ([]sortie.PushConfig, error) {
-	var out server.PushConfigList
+	var out wire.PushConfigList
 	if _, err := e.do(ctx, http.MethodGet, runPath(run, "/push-configs"), nil, nil, &out, nil); err != nil {
 		return nil, err
 	}

@@ -1,0 +1,160 @@
+package wire
+
+import (
+	"encoding/json"
+	"errors"
+	"net/http"
+
+	"github.com/sortie-run/sortie"
+)
+
+// Error codes of [ErrorDetail.Code], with the HTTP status they come with.
+// Clients map them back to the sortie sentinels with [Sentinel]. The
+// worker callbacks add codes of their own for the reasons of a 401 (see
+// package server/callback).
+const (
+	// CodeInvalidArgument (400): the request breaks the schema or a limit;
+	// the field names where. sortie.ErrInvalidArgument.
+	CodeInvalidArgument = "invalid_argument"
+	// CodePayloadTooLarge (413): the body is over the route's limit; the
+	// field is "body". sortie.ErrInvalidArgument on the client.
+	CodePayloadTooLarge = "payload_too_large"
+	// CodeNotFound (404): no such run, push configuration or route.
+	// sortie.ErrNotFound.
+	CodeNotFound = "not_found"
+	// CodeMethodNotAllowed (405): the route takes another method.
+	CodeMethodNotAllowed = "method_not_allowed"
+	// CodeIdempotencyConflict (409): sortie.ErrIdempotencyConflict.
+	CodeIdempotencyConflict = "idempotency_conflict"
+	// CodeTerminal (409): sortie.ErrTerminal.
+	CodeTerminal = "terminal"
+	// CodeCancelRequested (409): sortie.ErrCancelRequested.
+	CodeCancelRequested = "cancel_requested"
+	// CodeConflict (409): sortie.ErrConflict.
+	CodeConflict = "conflict"
+	// CodeUnavailable (503): the server is shutting down
+	// (sortie.ErrClosed) or a backing service failed; retry.
+	// sortie.ErrUnavailable on the client.
+	CodeUnavailable = "unavailable"
+	// CodeUnauthenticated (401, or 403 for a non-loopback client of a host
+	// without API tokens): no valid bearer token.
+	CodeUnauthenticated = "unauthenticated"
+	// CodeCancelled (499): the client went away before the answer.
+	CodeCancelled = "cancelled"
+	// CodeInternal (500): anything else; the server logs the cause and
+	// shows none of it.
+	CodeInternal = "internal"
+)
+
+// ErrorBody is the JSON body of every error answer.
+type ErrorBody struct {
+	Error ErrorDetail `json:"error"`
+}
+
+// ErrorDetail says what went wrong: a stable code (the Code constants), a
+// message for people, and for bad input the field (a JSON path such as
+// "variables", "labels.team" or "events[0].seq").
+type ErrorDetail struct {
+	Code    string `json:"code"`
+	Message string `json:"message"`
+	Field   string `json:"field,omitempty"`
+}
+
+// Mapping is one row of the table between the sortie sentinels and the
+// wire: the sentinel, its code and HTTP status, and a message for people
+// that names nothing of the request.
+type Mapping struct {
+	Err     error
+	Code    string
+	Status  int
+	Message string
+}
+
+// mappings is the table, in the order [ForError] tests errors. A code's
+// first row is the sentinel [Sentinel] returns: sortie.ErrClosed crosses
+// the wire as "unavailable" and comes back as sortie.ErrUnavailable (the
+// client retries elsewhere).
+var mappings = []Mapping{
+	{sortie.ErrInvalidArgument, CodeInvalidArgument, http.StatusBadRequest, "invalid argument"},
+	{sortie.ErrNotFound, CodeNotFound, http.StatusNotFound, "not found"},
+	{sortie.ErrIdempotencyConflict, CodeIdempotencyConflict, http.StatusConflict, "idempotency key reused with a different request"},
+	{sortie.ErrTerminal, CodeTerminal, http.StatusConflict, "the run is terminal"},
+	{sortie.ErrCancelRequested, CodeCancelRequested, http.StatusConflict, "the run's cancel was requested"},
+	{sortie.ErrConflict, CodeConflict, http.StatusConflict, "the run changed meanwhile or is not in a state that allows this"},
+	{sortie.ErrUnavailable, CodeUnavailable, http.StatusServiceUnavailable, "a backing service is unavailable; retry"},
+	{sortie.ErrClosed, CodeUnavailable, http.StatusServiceUnavailable, "the server is shutting down"},
+}
+
+// ForError returns the row of the first sortie sentinel err wraps
+// (errors.Is, in the order of the sentinels' codes above), and false when
+// it wraps none.
+func ForError(err error) (Mapping, bool) {
+	for _, m := range mappings {
+		if errors.Is(err, m.Err) {
+			return m, true
+		}
+	}
+	return Mapping{}, false
+}
+
+// Sentinel returns the sortie sentinel an error answer stands for, nil
+// when none does. A known code decides: "payload_too_large" is
+// sortie.ErrInvalidArgument, "unavailable" sortie.ErrUnavailable, and
+// codes without a sentinel ("internal", "unauthenticated", ...) give nil.
+// An unknown code (a newer server's, a proxy's page, no body) falls back
+// on the status: 400, 413 and 422 are sortie.ErrInvalidArgument, 404
+// sortie.ErrNotFound, 409 sortie.ErrConflict, 429, 502, 503 and 504
+// sortie.ErrUnavailable, anything else nil.
+func Sentinel(status int, code string) error {
+	switch code {
+	case CodePayloadTooLarge:
+		return sortie.ErrInvalidArgument
+	case CodeMethodNotAllowed, CodeUnauthenticated, CodeCancelled, CodeInternal:
+		return nil
+	}
+	for _, m := range mappings {
+		if m.Code == code {
+			return m.Err
+		}
+	}
+	switch status {
+	case http.StatusBadRequest, http.StatusRequestEntityTooLarge, http.StatusUnprocessableEntity:
+		return sortie.ErrInvalidArgument
+	case http.StatusNotFound:
+		return sortie.ErrNotFound
+	case http.StatusConflict:
+		return sortie.ErrConflict
+	case http.StatusTooManyRequests, http.StatusBadGateway, http.StatusServiceUnavailable, http.StatusGatewayTimeout:
+		return sortie.ErrUnavailable
+	}
+	return nil
+}
+
+// Err returns the error an answer with status and detail d stands for:
+// for bad input (a [Sentinel] of sortie.ErrInvalidArgument) a
+// [*sortie.ValidationError] with d's field ("body" when it names none) and
+// d's message as the reason; else the sentinel, nil when there is none.
+// Callers wrap it with what they called.
+func Err(status int, d ErrorDetail) error {
+	s := Sentinel(status, d.Code)
+	if s != sortie.ErrInvalidArgument {
+		return s
+	}
+	field := d.Field
+	if field == "" {
+		field = "body"
+	}
+	return &sortie.ValidationError{Field: field, Reason: d.Message}
+}
+
+// DecodeError reads the error body b of an answer. ok is false when b is
+// not an error body with a code (an empty body, a proxy's page). Fields
+// beyond those of [ErrorDetail] are ignored, so a newer server may add
+// some.
+func DecodeError(b []byte) (d ErrorDetail, ok bool) {
+	var body ErrorBody
+	if err := json.Unmarshal(b, &body); err != nil || body.Error.Code == "" {
+		return ErrorDetail{}, false
+	}
+	return body.Error, true
+}
