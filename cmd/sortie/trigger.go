@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
 
 	"github.com/sortie-run/sortie/functions/triggers"
@@ -26,9 +27,12 @@ EventBridge event, an S3, SQS or SNS notification, or a CloudEvent in the JSON
 (structured) format — routes it through the rules file (see examples/triggers) and
 starts the runs its rules name on the embedded defaults, with the same idempotency
 keys the cloud handlers use: replaying an event again starts no second run. It
-prints the runs started, or why no rule matched. Exit status: 0 routed (runs
-started or nothing matched), 1 a run could not be started, 2 an invalid event or
-rules file.`,
+prints one line per event and rule (with --json one JSON object): started RUN,
+existed RUN (an earlier delivery started it), unmatched (each rule's reason),
+rejected (why: undecodable data, a template reading a missing field), ignored
+(s3:TestEvent) or failed (why). Exit status: 0 routed (nothing failed or was
+rejected), 1 a run could not be started (replaying retries it), 2 an invalid or
+rejected event, or an invalid rules file.`,
 		Args: exactArgs(0),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			rules, err := loadTriggerRules(rulesFile)
@@ -40,16 +44,17 @@ rules file.`,
 				return err
 			}
 			return g.withHost(func(h *host) error {
-				router := triggers.NewRouter(rules, h.client, &triggers.Options{Logger: h.log})
+				// The report is the output: the router's own log lines would
+				// say each outcome a second time.
+				router := triggers.NewRouter(rules, h.engine, &triggers.Options{Logger: slog.New(slog.DiscardHandler)})
 				rep, err := ev.route(cmd.Context(), router)
+				if rep == nil {
+					return err
+				}
 				if perr := printReport(os.Stdout, g.jsonOut, rep); perr != nil {
 					return perr
 				}
-				if err != nil && rep != nil {
-					// The files were valid: some run could not be started.
-					return &exitError{code: 1, err: err}
-				}
-				return err
+				return reportStatus(rep, err)
 			})
 		},
 	}
@@ -57,6 +62,19 @@ rules file.`,
 	f.StringVar(&eventFile, "event", "", "the event file (JSON; - for stdin)")
 	f.StringVar(&rulesFile, "rules", os.Getenv("SORTIE_TRIGGER_RULES"), "the routing rules file (env SORTIE_TRIGGER_RULES)")
 	return c
+}
+
+// reportStatus is the exit status of a routed event, with a summary that
+// points at the report rather than repeating its reasons: 1 when a run
+// failed to start, 2 when something was rejected, else 0.
+func reportStatus(rep *triggers.Report, err error) error {
+	if n := rep.Count(triggers.Failed); n > 0 || err != nil {
+		return &exitError{code: 1, err: fmt.Errorf("trigger: %d run(s) not started (see \"failed\" above); replaying the event retries them", n)}
+	}
+	if n := rep.Count(triggers.Rejected); n > 0 {
+		return &exitError{code: 2, err: fmt.Errorf("trigger: %d rejected (see \"rejected\" above); a replay cannot change that", n)}
+	}
+	return nil
 }
 
 func loadTriggerRules(path string) (*triggers.Rules, error) {
@@ -109,29 +127,38 @@ func (e *triggerEvent) route(ctx context.Context, r *triggers.Router) (*triggers
 	return &triggers.Report{Kind: triggers.KindCloudEvents, Outcomes: out}, err
 }
 
-// printReport prints what routing did: one line per outcome and per
-// malformed record, or the report as one JSON object.
+// printReport prints what routing did: one line per outcome, or the
+// report as one JSON object.
 func printReport(w io.Writer, jsonOut bool, rep *triggers.Report) error {
-	if rep == nil {
-		return nil
-	}
 	if jsonOut {
 		return printJSON(w, rep)
 	}
 	for _, o := range rep.Outcomes {
-		switch {
-		case o.Unmatched != "":
-			fmt.Fprintf(w, "%s event %s: no rule matched, nothing started: %s\n", o.Kind, o.EventID, o.Unmatched)
-		case o.Error != "":
-			fmt.Fprintf(w, "%s event %s: rule %s: not started: %s\n", o.Kind, o.EventID, o.Rule, o.Error)
-		case o.Duplicate:
-			fmt.Fprintf(w, "%s event %s: rule %s: already started (key %s)\n", o.Kind, o.EventID, o.Rule, o.IdempotencyKey)
-		default:
-			fmt.Fprintf(w, "run %s started (rule %s, agent %s, key %s)\n", o.RunID, o.Rule, o.Agent, o.IdempotencyKey)
-		}
-	}
-	for _, m := range rep.Malformed {
-		fmt.Fprintf(w, "%s record refused: %s\n", rep.Kind, m)
+		fmt.Fprintln(w, outcomeLine(o))
 	}
 	return nil
+}
+
+// outcomeLine is one outcome as a line starting with its result.
+func outcomeLine(o triggers.Outcome) string {
+	event := fmt.Sprintf("%s event %s", o.Kind, o.EventID)
+	if o.EventID == "" {
+		event = fmt.Sprintf("%s event", o.Kind)
+	}
+	rule := ""
+	if o.Rule != "" {
+		rule = fmt.Sprintf(" (rule %s, agent %s)", o.Rule, o.Agent)
+	}
+	switch o.Result {
+	case triggers.Started:
+		return fmt.Sprintf("started run %s%s for %s", o.RunID, rule, event)
+	case triggers.Existed:
+		if o.RunID == "" {
+			return fmt.Sprintf("existed%s for %s: %s", rule, event, o.Reason)
+		}
+		return fmt.Sprintf("existed run %s%s for %s: started by an earlier delivery, nothing new started", o.RunID, rule, event)
+	case triggers.Unmatched:
+		return fmt.Sprintf("unmatched %s: no rule matched, nothing started: %s", event, o.Reason)
+	}
+	return fmt.Sprintf("%s %s%s: %s", o.Result, event, rule, o.Reason)
 }

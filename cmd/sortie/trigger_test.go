@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -67,10 +68,16 @@ func TestTriggerReplaysEventsOnce(t *testing.T) {
 	if len(first.Outcomes) != 2 || first.Outcomes[0].Rule != "s3-uploads" || first.Outcomes[1].Rule != "s3-audit" {
 		t.Fatalf("trigger s3 event = %+v, want runs of s3-uploads and s3-audit", first.Outcomes)
 	}
-	c.result(first.Outcomes[0].RunID, `{"bucket":"sourcebucket","key":"Happy%20Face.jpg","size":1024}`)
+	c.result(first.Outcomes[0].RunID, `{"bucket":"sourcebucket","key":"Happy Face.jpg","size":1024}`)
 	again := c.trigger("s3-object-created.json", 0)
+	for i := range first.Outcomes {
+		if first.Outcomes[i].Result != triggers.Started {
+			t.Errorf("first replay outcome %d = %+v, want started", i, first.Outcomes[i])
+		}
+		first.Outcomes[i].Result = triggers.Existed
+	}
 	if d := cmp.Diff(first, again); d != "" {
-		t.Errorf("trigger s3 event twice (-first +again):\n%s", d)
+		t.Errorf("trigger s3 event twice: want the same runs, existed (-first +again):\n%s", d)
 	}
 	if n := c.runCount(); n != 2 {
 		t.Errorf("two replays started %d runs, want 2", n)
@@ -82,33 +89,66 @@ func TestTriggerReplaysEventsOnce(t *testing.T) {
 	c.result(ce.Outcomes[0].RunID, `{"message":{"order":"P-7"},"origin":"checkout"}`)
 }
 
-// An SQS batch with a malformed record starts the other records' runs,
-// names the failed record and exits 1 (a run could not be started; the
-// files were valid).
-func TestTriggerSQSBatchWithMalformedRecord(t *testing.T) {
+// An SQS batch with a record whose body the rule cannot template starts
+// the other records' runs, reports that record rejected and exits 2 (a
+// replay cannot help).
+func TestTriggerSQSBatchWithRejectedRecord(t *testing.T) {
 	c := newCLI(t)
-	rep := c.trigger("sqs-batch.json", 1)
-	var started, failed []string
+	rep := c.trigger("sqs-batch.json", 2)
+	got := map[triggers.Result][]string{}
 	for _, o := range rep.Outcomes {
-		if o.RunID != "" {
-			started = append(started, o.EventID)
+		got[o.Result] = append(got[o.Result], o.EventID)
+	}
+	want := map[triggers.Result][]string{triggers.Started: {"9b7e1a52-0001", "9b7e1a52-0003"}, triggers.Rejected: {"9b7e1a52-0002"}}
+	if d := cmp.Diff(want, got); d != "" {
+		t.Errorf("outcomes (-want +got):\n%s", d)
+	}
+}
+
+// Each outcome is one line of its own, in text and in --json, and the
+// exit summary does not repeat the reasons.
+func TestTriggerPrintsEachOutcomeOnce(t *testing.T) {
+	c := newCLI(t)
+	first := c.run("trigger", "--rules", exampleRules, "--event", exampleEvents+"sqs-batch.json")
+	again := c.run("trigger", "--rules", exampleRules, "--event", exampleEvents+"sqs-batch.json")
+	test := c.run("trigger", "--rules", exampleRules, "--event", exampleEvents+"s3-test-event.json")
+	for _, tc := range []struct {
+		name string
+		r    result
+		code int
+		want []string
+	}{
+		{"first", first, 2, []string{`^started run [0-9A-Z]{26} \(rule sqs-orders, agent probe\) for sqs event 9b7e1a52-0001$`,
+			`^rejected sqs event 9b7e1a52-0002 \(rule sqs-orders, agent probe\): .*body.order: body is a string, not an object$`,
+			`^started run [0-9A-Z]{26} \(rule sqs-orders, agent probe\) for sqs event 9b7e1a52-0003$`}},
+		{"again", again, 2, []string{`^existed run [0-9A-Z]{26} \(rule sqs-orders, agent probe\) for sqs event 9b7e1a52-0001: started by an earlier delivery`,
+			`^rejected sqs event 9b7e1a52-0002 `, `^existed run [0-9A-Z]{26} .* 9b7e1a52-0003: `}},
+		{"s3:TestEvent", test, 0, []string{`^ignored s3 event: s3:TestEvent: `}},
+	} {
+		lines := strings.Split(strings.TrimSpace(tc.r.stdout), "\n")
+		if tc.r.code != tc.code || len(lines) != len(tc.want) {
+			t.Errorf("%s: exit %d, stdout %q; want exit %d and %d lines", tc.name, tc.r.code, tc.r.stdout, tc.code, len(tc.want))
+			continue
 		}
-		if o.Error != "" {
-			failed = append(failed, o.EventID)
+		for i, w := range tc.want {
+			if !regexp.MustCompile(w).MatchString(lines[i]) {
+				t.Errorf("%s: line %d = %q, want it to match %s", tc.name, i+1, lines[i], w)
+			}
+		}
+		if strings.Contains(tc.r.stderr, "body is a string") {
+			t.Errorf("%s: stderr %q repeats the reason printed on stdout", tc.name, tc.r.stderr)
 		}
 	}
-	if d := cmp.Diff([]string{"9b7e1a52-0001", "9b7e1a52-0003"}, started); d != "" {
-		t.Errorf("runs started (-want +got):\n%s", d)
-	}
-	if d := cmp.Diff([]string{"9b7e1a52-0002"}, failed); d != "" {
-		t.Errorf("records failed (-want +got):\n%s", d)
+	if !strings.Contains(first.stderr, "1 rejected") || strings.Count(first.stderr, "\n") != 1 {
+		t.Errorf("stderr = %q, want one summary line", first.stderr)
 	}
 }
 
 func TestTriggerUnmatchedEventSaysWhy(t *testing.T) {
 	c := newCLI(t)
 	r := c.run("trigger", "--rules", exampleRules, "--event", "functions/triggers/testdata/aws/autoscaling-event-launch-successful.json")
-	if r.code != 0 || !strings.Contains(r.stdout, "no rule matched, nothing started") || !strings.Contains(r.stdout, `ecr-push: source "aws.autoscaling" does not match "aws.ecr"`) {
+	if r.code != 0 || !strings.HasPrefix(r.stdout, "unmatched eventbridge event") || strings.Count(r.stdout, "\n") != 1 ||
+		!strings.Contains(r.stdout, "no rule matched, nothing started") || !strings.Contains(r.stdout, `ecr-push: source "aws.autoscaling" does not match "aws.ecr"`) {
 		t.Errorf("sortie trigger (unmatched): exit %d, stdout %q; want exit 0 and each rule's reason", r.code, r.stdout)
 	}
 	if n := c.runCount(); n != 0 {

@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"math"
 	"net/http"
+	"strings"
 	"time"
 
 	"github.com/aws/aws-lambda-go/lambdacontext"
@@ -87,7 +88,9 @@ func (h *Handler) Invoke(ctx context.Context, event json.RawMessage) (*Response,
 	}
 	reconciler := h.Mode == ModeReconciler
 	switch {
-	case !reconciler && shape.Version == sortie.InvocationVersion:
+	case !reconciler && strings.HasPrefix(shape.Version, invocationVersionPrefix):
+		// Any invocation version goes to the decoder, which names a version
+		// it does not support, as the CLI worker does.
 		return h.work(ctx, event)
 	case reconciler && len(shape.RequestPayload) > 0:
 		return h.recordFailure(ctx, event)
@@ -97,6 +100,9 @@ func (h *Handler) Invoke(ctx context.Context, event json.RawMessage) (*Response,
 	return nil, sortie.Invalidf("event", "not an event of %s mode (an invocation %q, an on-failure destination record or a scheduled event)",
 		h.mode(), sortie.InvocationVersion)
 }
+
+// invocationVersionPrefix starts every worker invocation format version.
+const invocationVersionPrefix = "sortie.invocation/"
 
 func (h *Handler) mode() string {
 	if h.Mode == "" {

@@ -121,6 +121,12 @@ func TestInvokeRefusesOtherShapes(t *testing.T) {
 			t.Errorf("Invoke(%s) = %v, want ErrInvalidArgument", name, err)
 		}
 	}
+	// An invocation of another version is named, with the version wanted,
+	// as the CLI worker names it.
+	_, err := f.h.Invoke(t.Context(), json.RawMessage(cases["invocation of another version"]))
+	if err == nil || !strings.Contains(err.Error(), `"sortie.invocation/v9" is not supported`) || !strings.Contains(err.Error(), sortie.InvocationVersion) {
+		t.Errorf("Invoke(invocation v9) = %v, want an error naming v9 and %s", err, sortie.InvocationVersion)
+	}
 	f.h.Mode = fnlambda.ModeReconciler
 	if _, err := f.h.Invoke(t.Context(), event); !errors.Is(err, sortie.ErrInvalidArgument) {
 		t.Errorf("Invoke(invocation, reconciler mode) = %v, want ErrInvalidArgument", err)

@@ -12,8 +12,11 @@ import (
 
 // TriggerHandler builds the trigger mode's handler: the rules of
 // [EnvTriggerRules] route each event (EventBridge, S3, SQS with partial
-// batch failures, SNS) to runs of agents, submitted to an engine over the
-// DynamoDB control plane that launches attempts on [EnvWorkerFunction].
+// batch failures, SNS; S3 records unwrapped from SNS, SQS and EventBridge)
+// to runs of agents, submitted to an engine over the DynamoDB control
+// plane that launches attempts on [EnvWorkerFunction]; see
+// triggers.Router.HandleLambda for what is retried and what is
+// acknowledged.
 // Before it returns, the handler waits for the launches it began, so a
 // frozen execution environment loses none.
 func (e *Env) TriggerHandler(ctx context.Context, agents sortie.AgentCatalog, log *slog.Logger) (func(context.Context, json.RawMessage) (any, error), error) {

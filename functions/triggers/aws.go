@@ -8,18 +8,32 @@ import (
 	"github.com/sortie-run/sortie"
 )
 
-// Record is one event of a delivery, or the reason it could not be read.
+// Record is one item of a delivery: an event to route (with the records
+// unwrapped from it), a test notification to acknowledge, or why the item
+// was refused.
 type Record struct {
+	// Event is the event to route; nil when Err or Ignored is set.
 	Event *Event
 	// ItemID is the SQS messageId of the record, for batchItemFailures.
 	ItemID string
-	// Err is a [*sortie.ValidationError] when the record is malformed.
+	// Kind and ID name the record when Event is nil (ID where it is known).
+	Kind Kind
+	ID   string
+	// Err is a [*sortie.ValidationError] when the record cannot be read:
+	// it is rejected, and a redelivery cannot help.
 	Err error
+	// Ignored says why the record was acknowledged without routing (an
+	// s3:TestEvent); empty otherwise.
+	Ignored string
 }
 
+// s3TestIgnored is why an s3:TestEvent starts nothing.
+const s3TestIgnored = "s3:TestEvent: the test notification S3 sends when a bucket notification is configured; acknowledged, nothing to start"
+
 // DetectKind tells the shape of a raw Lambda event: an EventBridge event
-// (id, source, detail-type), or a Records batch of S3, SQS or SNS records
-// (by the first record's event source). It returns a
+// (id, source, detail-type), a CloudEvent (specversion), an S3 test
+// notification (s3:TestEvent), or a Records batch of S3, SQS or SNS
+// records (by the first record's event source). It returns a
 // [*sortie.ValidationError] for anything else.
 func DetectKind(raw json.RawMessage) (Kind, error) {
 	var probe struct {
@@ -39,8 +53,10 @@ func DetectKind(raw json.RawMessage) (Kind, error) {
 		return KindEventBridge, nil
 	case len(probe.Records) > 0:
 		return recordKind(probe.Records[0])
+	case isS3Test(raw):
+		return KindS3, nil
 	}
-	return "", sortie.Invalidf("event", "neither an EventBridge event (id, source, detail-type), a CloudEvent (specversion) nor a non-empty Records batch")
+	return "", sortie.Invalidf("event", "neither an EventBridge event (id, source, detail-type), a CloudEvent (specversion), an s3:TestEvent nor a non-empty Records batch")
 }
 
 func recordKind(rec json.RawMessage) (Kind, error) {
@@ -63,20 +79,24 @@ func recordKind(rec json.RawMessage) (Kind, error) {
 }
 
 // ParseAWS reads a raw Lambda event of an AWS kind into its records: one
-// for an EventBridge event, one per record of an S3, SQS or SNS batch. A
-// malformed record is returned with Err set, so the others go on; an
-// undecodable delivery is an error.
+// for an EventBridge event or an s3:TestEvent, one per record of an S3,
+// SQS or SNS batch. Envelopes are unwrapped: S3 records carried by an SNS
+// message, an SQS body or an EventBridge event from S3 (source aws.s3),
+// and an SNS message carried by an SQS body, are the outer record's
+// inner records. A record that cannot be read is returned with Err set, so
+// the others go on; an undecodable delivery is an error.
 func ParseAWS(raw json.RawMessage) (Kind, []Record, error) {
 	kind, err := DetectKind(raw)
 	if err != nil {
 		return "", nil, err
 	}
-	if kind == KindEventBridge {
-		ev, err := parseEventBridge(raw)
-		return kind, []Record{{Event: ev, Err: err}}, nil
-	}
-	if kind == KindCloudEvents {
+	switch {
+	case kind == KindEventBridge:
+		return kind, []Record{parseEventBridge(raw)}, nil
+	case kind == KindCloudEvents:
 		return "", nil, sortie.Invalidf("event", "a CloudEvent: deliver it over HTTP (see package cehttp)")
+	case isS3Test(raw):
+		return kind, []Record{{Kind: KindS3, Ignored: s3TestIgnored}}, nil
 	}
 	var batch struct {
 		Records []json.RawMessage `json:"Records"`
@@ -86,100 +106,99 @@ func ParseAWS(raw json.RawMessage) (Kind, []Record, error) {
 	}
 	recs := make([]Record, len(batch.Records))
 	for i, rec := range batch.Records {
-		recs[i] = parseRecord(kind, i, rec)
+		field := fmt.Sprintf("event.Records[%d]", i)
+		switch kind {
+		case KindS3:
+			recs[i] = s3Record(field, rec, nil)
+		case KindSQS:
+			recs[i] = parseSQS(field, rec)
+		case KindSNS:
+			recs[i] = parseSNS(field, rec)
+		}
 	}
 	return kind, recs, nil
 }
 
-func parseRecord(kind Kind, i int, rec json.RawMessage) Record {
-	var (
-		ev  *Event
-		id  string
-		err error
-	)
-	switch kind {
-	case KindS3:
-		ev, err = parseS3(rec)
-	case KindSQS:
-		ev, id, err = parseSQS(rec)
-	case KindSNS:
-		ev, err = parseSNS(rec)
-	}
-	if err != nil {
-		err = sortie.Invalidf(fmt.Sprintf("event.Records[%d]", i), "%s record: %v", kind, err)
-		ev = nil
-	}
-	return Record{Event: ev, ItemID: id, Err: err}
+// refused is the record of an item that cannot be read.
+func refused(kind Kind, id, field string, err error) Record {
+	return Record{Kind: kind, ID: id, Err: sortie.Invalidf(field, "%s record: %v", kind, err)}
 }
 
-func parseEventBridge(raw json.RawMessage) (*Event, error) {
+func parseEventBridge(raw json.RawMessage) Record {
 	var e events.EventBridgeEvent
 	if err := json.Unmarshal(raw, &e); err != nil {
-		return nil, sortie.Invalidf("event", "EventBridge event: %v", err)
+		return refused(KindEventBridge, "", "event", err)
 	}
 	if e.ID == "" {
-		return nil, sortie.Invalidf("event.id", "EventBridge event without an id: cannot deduplicate")
+		return refused(KindEventBridge, "", "event.id", fmt.Errorf("no id: cannot deduplicate"))
 	}
 	doc, err := decodeDoc(raw)
 	if err != nil {
-		return nil, sortie.Invalidf("event", "%v", err)
+		return refused(KindEventBridge, e.ID, "event", err)
 	}
-	return &Event{Kind: KindEventBridge, ID: e.ID, Source: e.Source, Type: e.DetailType, Doc: doc}, nil
+	ev := &Event{Kind: KindEventBridge, ID: e.ID, Source: e.Source, Type: e.DetailType, Doc: doc}
+	if e.Source == "aws.s3" {
+		if inner, ok := eventBridgeS3(ev); ok {
+			ev.inner = []Record{inner}
+		}
+	}
+	return Record{Event: ev}
 }
 
-func parseS3(rec json.RawMessage) (*Event, error) {
-	var r events.S3EventRecord
-	if err := json.Unmarshal(rec, &r); err != nil {
-		return nil, err
-	}
-	b, o := r.S3.Bucket.Name, r.S3.Object
-	if b == "" || o.Key == "" || o.Sequencer == "" {
-		return nil, fmt.Errorf("s3.bucket.name, s3.object.key and s3.object.sequencer are required to deduplicate, got %q, %q, %q", b, o.Key, o.Sequencer)
-	}
-	doc, err := decodeDoc(rec)
-	if err != nil {
-		return nil, err
-	}
-	// Bucket names hold no "/" and sequencers are hex, so the first two
-	// "/" split the identity unambiguously.
-	id := b + "/" + o.Sequencer + "/" + o.Key
-	return &Event{Kind: KindS3, ID: id, Source: r.EventSource, Type: r.EventName, Subject: o.Key, Doc: doc}, nil
-}
-
-func parseSQS(rec json.RawMessage) (*Event, string, error) {
+func parseSQS(field string, rec json.RawMessage) Record {
 	var m events.SQSMessage
 	if err := json.Unmarshal(rec, &m); err != nil {
 		var id struct {
 			MessageID string `json:"messageId"`
 		}
 		_ = json.Unmarshal(rec, &id)
-		return nil, id.MessageID, err
+		return refused(KindSQS, id.MessageID, field, err)
 	}
 	if m.MessageId == "" {
-		return nil, "", fmt.Errorf("no messageId")
+		return refused(KindSQS, "", field+".messageId", fmt.Errorf("no messageId: cannot deduplicate"))
 	}
 	doc, err := decodeDoc(rec)
 	if err != nil {
-		return nil, m.MessageId, err
+		return refused(KindSQS, m.MessageId, field, err)
 	}
-	doc.(map[string]any)["body"] = decodeIfJSON(m.Body)
-	return &Event{Kind: KindSQS, ID: m.MessageId, Source: m.EventSourceARN, Type: m.EventSource, Doc: doc}, m.MessageId, nil
+	ev := &Event{Kind: KindSQS, ID: m.MessageId, Source: m.EventSourceARN, Type: m.EventSource, Doc: doc}
+	body, inner, test := unwrap(ev, m.Body, field+".body", true)
+	if test {
+		return Record{Kind: KindSQS, ID: m.MessageId, ItemID: m.MessageId, Ignored: s3TestIgnored}
+	}
+	doc.(map[string]any)["body"] = body
+	ev.inner = inner
+	return Record{Event: ev, ItemID: m.MessageId}
 }
 
-func parseSNS(rec json.RawMessage) (*Event, error) {
+func parseSNS(field string, rec json.RawMessage) Record {
 	var r events.SNSEventRecord
 	if err := json.Unmarshal(rec, &r); err != nil {
-		return nil, err
-	}
-	if r.SNS.MessageID == "" {
-		return nil, fmt.Errorf("no Sns.MessageId: cannot deduplicate")
+		return refused(KindSNS, "", field, err)
 	}
 	doc, err := decodeDoc(rec)
 	if err != nil {
-		return nil, err
+		return refused(KindSNS, r.SNS.MessageID, field, err)
 	}
-	if sns, ok := doc.(map[string]any)["Sns"].(map[string]any); ok {
-		sns["Message"] = decodeIfJSON(r.SNS.Message)
+	sns, _ := doc.(map[string]any)["Sns"].(map[string]any)
+	return snsRecord(field+".Sns", sns, r.SNS, doc, nil)
+}
+
+// snsRecord builds the record of an SNS notification whose Sns object
+// (decoded into sns, also holding Message) is e, inside doc. env is the
+// SQS message carrying it, or nil.
+func snsRecord(field string, sns map[string]any, e events.SNSEntity, doc any, env *Event) Record {
+	if e.MessageID == "" || sns == nil {
+		return refused(KindSNS, "", field+".MessageId", fmt.Errorf("no MessageId: cannot deduplicate"))
 	}
-	return &Event{Kind: KindSNS, ID: r.SNS.MessageID, Source: r.SNS.TopicArn, Type: r.SNS.Type, Subject: r.SNS.Subject, Doc: doc}, nil
+	// An SNS message keeps its MessageId inside an SQS body: it is the same
+	// message however it arrives, so both paths get one run per rule.
+	ev := &Event{Kind: KindSNS, ID: e.MessageID, Source: e.TopicArn, Type: e.Type, Subject: e.Subject, Doc: doc, Envelope: env}
+	msg, inner, test := unwrap(ev, e.Message, field+".Message", false)
+	if test {
+		return Record{Kind: KindSNS, ID: e.MessageID, Ignored: s3TestIgnored}
+	}
+	sns["Message"] = msg
+	ev.inner = inner
+	return Record{Event: ev}
 }

@@ -7,19 +7,33 @@
 // variables and a context ID templated from the event ("${detail.bucket.name}").
 // Invalid rules are refused at load time with the rule and the field named.
 //
-// A [Router] routes [Event]s to a [Submitter] (*sortie.Client,
-// *sortie.Engine). Each run's idempotency key is [IdempotencyKey]:
+// A [Router] routes [Event]s to a [Submitter] (*sortie.Engine, the HTTP
+// client engine). Each run's idempotency key is [IdempotencyKey]:
 // "trigger/RULE/KIND:IDENTITY" from the event's own identity (EventBridge
-// id; S3 bucket, sequencer and key; SQS messageId; SNS MessageId;
-// CloudEvents source and id), so a redelivered event starts no second run
-// and two rules matching one event start two. An event no rule matches
-// starts nothing and is logged with each rule's reason.
+// id; S3 bucket, sequencer or version ID, and decoded key; SQS messageId;
+// SNS MessageId; CloudEvents source and id), so a redelivered event
+// starts no second run and two rules matching one event start two. Every
+// event and rule gets an [Outcome]: started, existed (an earlier delivery
+// started the run, named), unmatched (each rule's reason), rejected
+// (undecodable data, a template reading a missing field: a redelivery
+// cannot help, so the delivery is acknowledged), ignored (s3:TestEvent)
+// or failed (retried).
+//
+// The values handed to agents are what the event means, not how it was
+// carried: S3 object keys are URL-decoded exactly once
+// (s3.object.urlDecodedKey, @subject; s3.object.key stays as S3 sent it);
+// envelopes unwrap, so S3 records in an SNS message, an SQS body or an
+// EventBridge event from S3, and an SNS message in an SQS body, are routed
+// each on its own to rules of their kind, with the envelope's message
+// identity in theirs; CloudEvent data keeps its bytes (JSON, text, or
+// data_base64).
 //
 // [Router.HandleLambda] is the Lambda trigger-mode handler: it detects
 // EventBridge events, S3 notifications, SQS batches (answering
-// events.SQSEventResponse with batchItemFailures, so only failed records
-// are retried) and SNS notifications, with aws-lambda-go's events types.
-// CloudEvents over HTTP (Eventarc: Pub/Sub, Cloud Storage) are received by
+// events.SQSEventResponse with batchItemFailures, so only records a
+// redelivery may cure are retried) and SNS notifications, with
+// aws-lambda-go's events types. CloudEvents over HTTP (Eventarc: Pub/Sub,
+// Cloud Storage; any CloudEvents source posting to a host) are received by
 // package cehttp, which calls [Router.RouteCloudEvent]. [Router.Replay]
 // routes an AWS event read from a file ("sortie trigger --event").
 package triggers

@@ -31,8 +31,8 @@ func ExampleRouter_HandleLambda() {
 	}
 	t := &testingT{}
 	defer t.close()
-	r := rig.New(t) // an engine; in Lambda, a *sortie.Client of the host
-	router := triggers.NewRouter(rules, r.Client, nil)
+	r := rig.New(t) // an engine; in Lambda, the trigger function's engine
+	router := triggers.NewRouter(rules, r.Engine, nil)
 
 	event, _ := os.ReadFile("testdata/aws/ecr-image-push-event.json")
 	out, err := router.HandleLambda(context.Background(), event)

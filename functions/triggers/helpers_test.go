@@ -20,7 +20,7 @@ func newRouter(t *testing.T) (*triggers.Router, *rig.Rig) {
 		t.Fatalf("LoadRules(testdata/rules.json) = %v", err)
 	}
 	r := rig.New(t)
-	return triggers.NewRouter(rules, r.Client, &triggers.Options{Logger: r.Logger()}), r
+	return triggers.NewRouter(rules, r.Engine, &triggers.Options{Logger: r.Logger()}), r
 }
 
 func readSample(t *testing.T, name string) json.RawMessage {

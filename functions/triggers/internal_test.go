@@ -94,3 +94,60 @@ func TestCloudEventIdentityIsUnambiguous(t *testing.T) {
 		t.Errorf("identities %q, %q (%v, %v): want two distinct identities", a.ID, b.ID, errA, errB)
 	}
 }
+
+// CloudEvent data keeps its bytes: JSON as JSON, text as text, anything
+// else as data_base64; JSON that does not parse is refused.
+func TestCloudEventDataKeepsItsBytes(t *testing.T) {
+	for _, tc := range []struct {
+		ct, data, key string
+		want          any
+	}{
+		{"application/json", `{"n":1}`, "data", map[string]any{"n": json.Number("1")}},
+		{"application/cloudevents+json; charset=utf-8", `[true]`, "data", []any{true}},
+		{"", `{"n":1}`, "data", map[string]any{"n": json.Number("1")}},
+		{"", "plain words", "data", "plain words"},
+		{"text/plain", `{"looks":"like json"}`, "data", `{"looks":"like json"}`},
+		{"text/csv", "a,b\n\xff\xfe", "data_base64", "YSxiCv/+"},
+		{"application/octet-stream", "PK\x03\x04", "data_base64", "UEsDBA=="},
+		{"application/xml; charset=utf-8", "<a/>", "data", "<a/>"},
+		{"not a media type;;", "\xff\x01", "data_base64", "/wE="},
+	} {
+		ev, err := NewCloudEventEvent(CloudEvent{ID: "1", Source: "s", Type: "t", DataContentType: tc.ct, Data: []byte(tc.data)})
+		if err != nil {
+			t.Fatalf("NewCloudEventEvent(%q, %q) = %v", tc.ct, tc.data, err)
+		}
+		doc := ev.Doc.(map[string]any)
+		if d := cmp.Diff(tc.want, doc[tc.key]); d != "" {
+			t.Errorf("NewCloudEventEvent(%q, %q) %s (-want +got):\n%s", tc.ct, tc.data, tc.key, d)
+		}
+	}
+	if _, err := NewCloudEventEvent(CloudEvent{ID: "1", Source: "s", Type: "t", DataContentType: "application/json", Data: []byte("{nope")}); err == nil ||
+		!strings.Contains(err.Error(), "not JSON") {
+		t.Errorf("NewCloudEventEvent(invalid JSON data) = %v, want a refusal saying it is not JSON", err)
+	}
+}
+
+// A Pub/Sub message's binary data leaves @message unreadable, naming where
+// the base64 is; text data is @message.
+func TestPubSubMessageData(t *testing.T) {
+	msg := func(data string) CloudEvent {
+		return CloudEvent{ID: "1", Source: "//pubsub.googleapis.com/projects/p/topics/t", Type: pubsubPublished,
+			DataContentType: "application/json", Data: []byte(`{"message":{"data":"` + data + `"}}`)}
+	}
+	ev, err := NewCloudEventEvent(msg("/w=="))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ev.field("@message"); err == nil || !strings.Contains(err.Error(), "data.message.data") {
+		t.Errorf("@message of binary data = %v, want an error naming data.message.data", err)
+	}
+	if ev, err = NewCloudEventEvent(msg("aGk=")); err != nil {
+		t.Fatal(err)
+	}
+	if v, err := ev.field("@message"); v != "hi" || err != nil {
+		t.Errorf("@message of %q = %v, %v; want hi", "aGk=", v, err)
+	}
+	if _, err := NewCloudEventEvent(msg("aGk")); err == nil {
+		t.Errorf("NewCloudEventEvent(unpadded base64) = nil error, want a refusal")
+	}
+}

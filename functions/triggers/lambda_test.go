@@ -3,12 +3,15 @@ package triggers_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
 
 	"github.com/aws/aws-lambda-go/events"
 	"github.com/google/go-cmp/cmp"
+	"github.com/sortie-run/sortie"
 	"github.com/sortie-run/sortie/functions/triggers"
+	"github.com/sortie-run/sortie/functions/triggers/internal/rig"
 )
 
 // Each AWS kind, delivered as Lambda delivers it, starts the run its rule
@@ -22,8 +25,9 @@ func TestHandleLambdaStartsTheRightRuns(t *testing.T) {
 		{"aws/ecr-image-push-event.json", []want{{"ecr-push", "trigger/ecr-push/eventbridge:13cde686-328b-6117-af20-0e5566167482",
 			`{"repository":"my-repository-name","tag":"latest","event":"13cde686-328b-6117-af20-0e5566167482"}`}}},
 		{"aws/s3-event.json", []want{
-			{"s3-uploads", "trigger/s3-uploads/s3:sourcebucket/Happy Sequencer/Happy%20Face.jpg", `{"bucket":"sourcebucket","key":"Happy%20Face.jpg","size":1024}`},
-			{"s3-audit", "trigger/s3-audit/s3:sourcebucket/Happy Sequencer/Happy%20Face.jpg", `{"audit":"s3 sourcebucket/Happy%20Face.jpg ObjectCreated:Put"}`}}},
+			{"s3-uploads", "trigger/s3-uploads/s3:sourcebucket/Happy Sequencer/Happy Face.jpg",
+				`{"bucket":"sourcebucket","key":"Happy Face.jpg","raw_key":"Happy%20Face.jpg","subject":"Happy Face.jpg","size":1024}`},
+			{"s3-audit", "trigger/s3-audit/s3:sourcebucket/Happy Sequencer/Happy Face.jpg", `{"audit":"s3 sourcebucket/Happy Face.jpg ObjectCreated:Put"}`}}},
 		{"aws/sns-event.json", []want{{"sns-invoke", "trigger/sns-invoke/sns:95df01b4-ee98-5cb9-9903-4c221d41eb5e",
 			`{"message":"Hello from SNS!","topic":"arn:aws:sns:EXAMPLE"}`}}},
 	} {
@@ -39,8 +43,8 @@ func TestHandleLambdaStartsTheRightRuns(t *testing.T) {
 			}
 			for i, w := range tc.want {
 				o := rep.Outcomes[i]
-				if o.Rule != w.rule || o.IdempotencyKey != w.key || o.RunID == "" {
-					t.Errorf("outcome %d = %+v, want rule %s, key %q and a run", i, o, w.rule, w.key)
+				if o.Result != triggers.Started || o.Rule != w.rule || o.IdempotencyKey != w.key || o.RunID == "" {
+					t.Errorf("outcome %d = %+v, want a started run of rule %s with key %q", i, o, w.rule, w.key)
 					continue
 				}
 				run := checkResult(t, r, o.RunID, w.result)
@@ -81,9 +85,21 @@ func TestRedeliveryStartsNoSecondRun(t *testing.T) {
 	} {
 		t.Run(name, func(t *testing.T) {
 			router, r := newRouter(t)
+			var reps [2]*triggers.Report
 			for i, d := range deliveries {
 				if _, err := router.HandleLambda(context.Background(), d); err != nil {
 					t.Fatalf("HandleLambda(delivery %d) = %v", i+1, err)
+				}
+				// Replay reports every kind, SQS too; it routes the same way.
+				rep, err := router.Replay(context.Background(), d)
+				if err != nil {
+					t.Fatalf("Replay(delivery %d) = %v", i+1, err)
+				}
+				reps[i] = rep
+			}
+			for i, o := range reps[1].Outcomes {
+				if o.Result != triggers.Existed || o.RunID == "" || o.RunID != reps[0].Outcomes[i].RunID {
+					t.Errorf("redelivery outcome %d = %+v, want existed with run %s", i, o, reps[0].Outcomes[i].RunID)
 				}
 			}
 			runs := r.Runs(t)
@@ -112,7 +128,7 @@ func TestUnmatchedEventStartsNothingAndSaysWhy(t *testing.T) {
 		t.Fatalf("HandleLambda(autoscaling event) = %v, want success: nothing to retry", err)
 	}
 	rep := out.(*triggers.Report)
-	if len(rep.Outcomes) != 1 || rep.Outcomes[0].RunID != "" || rep.Outcomes[0].Unmatched == "" {
+	if len(rep.Outcomes) != 1 || rep.Outcomes[0].Result != triggers.Unmatched || rep.Outcomes[0].RunID != "" || rep.Outcomes[0].Reason == "" {
 		t.Fatalf("HandleLambda(autoscaling event) = %+v, want one unmatched outcome", rep.Outcomes)
 	}
 	if runs := r.Runs(t); len(runs) != 0 {
@@ -127,48 +143,72 @@ func TestUnmatchedEventStartsNothingAndSaysWhy(t *testing.T) {
 	}
 }
 
-// A malformed record of an SQS batch is reported as that item's failure;
-// the other records start their runs.
-func TestSQSMalformedRecordIsOnlyThatItemsFailure(t *testing.T) {
+// In an SQS batch, records that cannot be read or templated are rejected
+// and acknowledged (a redelivery cannot help); the others start their
+// runs, and batchItemFailures is empty.
+func TestSQSRejectedRecordsAreAcknowledged(t *testing.T) {
 	router, r := newRouter(t)
-	batch := sqsBatch(t, []string{"MessageID_1", "m-2", "m-3", "m-4"},
-		[]any{"Message Body", `{"order":"A-2"}`, 5, `{"order":"A-4"}`})
+	batch := sqsBatch(t, []string{"MessageID_1", "m-2", "m-3", "m-4", ""},
+		[]any{"Message Body", `{"order":"A-2"}`, 5, `{"order":"A-4"}`, `{"order":"A-5"}`})
 	out, err := router.HandleLambda(context.Background(), batch)
 	if err != nil {
-		t.Fatalf("HandleLambda(batch) = %v, want a partial batch response", err)
+		t.Fatalf("HandleLambda(batch) = %v, want a batch response", err)
 	}
-	want := events.SQSEventResponse{BatchItemFailures: []events.SQSBatchItemFailure{{ItemIdentifier: "MessageID_1"}, {ItemIdentifier: "m-3"}}}
-	if d := cmp.Diff(want, out); d != "" {
-		t.Errorf("HandleLambda(batch) (-want +got):\n%s", d)
+	if d := cmp.Diff(events.SQSEventResponse{BatchItemFailures: []events.SQSBatchItemFailure{}}, out); d != "" {
+		t.Errorf("HandleLambda(batch): only rejections, so no item to retry (-want +got):\n%s", d)
 	}
 	runs := r.Runs(t)
-	if len(runs) != 2 {
-		t.Fatalf("batch started %d runs, want 2 (m-2, m-4)", len(runs))
-	}
 	got := map[string]bool{}
 	for _, run := range runs {
-		got[strings.TrimPrefix(run.IdempotencyKey, "trigger/sqs-orders/sqs:")] = true
-		checkResult(t, r, run.ID, `{"order":"A-`+run.IdempotencyKey[len(run.IdempotencyKey)-1:]+`","message":"`+strings.TrimPrefix(run.IdempotencyKey, "trigger/sqs-orders/sqs:")+`"}`)
+		id := strings.TrimPrefix(run.IdempotencyKey, "trigger/sqs-orders/sqs:")
+		got[id] = true
+		checkResult(t, r, run.ID, `{"order":"A-`+id[len(id)-1:]+`","message":"`+id+`"}`)
 	}
-	if !got["m-2"] || !got["m-4"] {
-		t.Errorf("runs started for %v, want m-2 and m-4", got)
+	if d := cmp.Diff(map[string]bool{"m-2": true, "m-4": true}, got); d != "" {
+		t.Errorf("runs started (-want +got):\n%s", d)
 	}
-	if log := r.Log.String(); !strings.Contains(log, "body.order: body is a string, not an object") {
-		t.Errorf("log does not say why MessageID_1 failed:\n%s", log)
+	log := r.Log.String()
+	for _, want := range []string{"body.order: body is a string, not an object", "event.Records[2]", "event.Records[4].messageId"} {
+		if !strings.Contains(log, "event rejected") || !strings.Contains(log, want) {
+			t.Errorf("log does not record the rejection saying %q:\n%s", want, log)
+		}
 	}
 }
 
-// A failed record without a messageId cannot be reported alone: the
-// whole batch fails, so Lambda retries it.
-func TestSQSRecordWithoutMessageIDFailsTheBatch(t *testing.T) {
-	router, r := newRouter(t)
-	batch := sqsBatch(t, []string{"m-1", ""}, []any{`{"order":"A-1"}`, `{"order":"A-2"}`})
-	if _, err := router.HandleLambda(context.Background(), batch); err == nil || !strings.Contains(err.Error(), "no messageId") {
-		t.Errorf("HandleLambda(record without messageId) = %v, want an error saying so", err)
+// A record whose run cannot be started for a reason a redelivery may cure
+// is the only item in batchItemFailures.
+func TestSQSFailedRecordIsTheOnlyItemRetried(t *testing.T) {
+	rules, err := triggers.ParseRules([]byte(`{"version":"sortie.triggers/v1","rules":[
+	  {"name":"orders","match":{"kind":"sqs"},"agent":"probe","variables":{"events":0,"output":"${body.order}"}}]}`))
+	if err != nil {
+		t.Fatal(err)
 	}
-	if runs := r.Runs(t); len(runs) != 1 {
-		t.Errorf("batch started %d runs, want 1 (m-1, before the bad record)", len(runs))
+	r := rig.New(t)
+	sub := &failOn{Submitter: r.Engine, variables: `{"events":0,"output":"A-2"}`}
+	router := triggers.NewRouter(rules, sub, &triggers.Options{Logger: r.Logger()})
+	out, err := router.HandleLambda(context.Background(), sqsBatch(t, []string{"m-1", "m-2", "m-3"},
+		[]any{`{"order":"A-1"}`, `{"order":"A-2"}`, `{"order":"A-3"}`}))
+	want := events.SQSEventResponse{BatchItemFailures: []events.SQSBatchItemFailure{{ItemIdentifier: "m-2"}}}
+	if d := cmp.Diff(want, out); err != nil || d != "" {
+		t.Errorf("HandleLambda(batch, m-2 unavailable) = %v (-want +got):\n%s", err, d)
 	}
+	if runs := r.Runs(t); len(runs) != 2 {
+		t.Errorf("batch started %d runs, want 2 (m-1, m-3)", len(runs))
+	}
+}
+
+// failOn is a Submitter that fails the submission with the given
+// variables as a control plane outage would.
+type failOn struct {
+	triggers.Submitter
+	variables string
+}
+
+func (f *failOn) SubmitCreated(ctx context.Context, req *sortie.SubmitRequest) (*sortie.Run, bool, error) {
+	if string(req.Variables) == f.variables {
+		return nil, false, fmt.Errorf("control plane: %w", sortie.ErrUnavailable)
+	}
+	return f.Submitter.SubmitCreated(ctx, req)
 }
 
 func TestHandleLambdaRefusesUnknownShapes(t *testing.T) {

@@ -9,7 +9,8 @@ import (
 // A template is a string with "${path}" placeholders that read the event:
 // a dot path into its JSON ("detail.bucket.name", "Records.0.s3") or a
 // pseudo-field ("@id", "@kind", "@source", "@type", "@subject",
-// "@message"). "$${" is a literal "${". A template that is exactly one
+// "@message", "@envelope" and "@envelope.PATH" for the envelope an
+// unwrapped event came in). "$${" is a literal "${". A template that is exactly one
 // placeholder takes the value's JSON type (number, object, ...);
 // placeholders inside longer text insert strings as they are and other
 // values as compact JSON. Templates read only the event: there are no

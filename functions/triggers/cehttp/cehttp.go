@@ -28,7 +28,9 @@ type Options struct {
 	Logger *slog.Logger
 }
 
-// Response is the JSON body the handler answers with.
+// Response is the JSON body the handler answers with: the outcome of the
+// event for each rule (started, existed, unmatched, rejected, failed), or
+// why the request is not a CloudEvent.
 type Response struct {
 	Outcomes []triggers.Outcome `json:"outcomes,omitempty"`
 	Error    string             `json:"error,omitempty"`
@@ -36,14 +38,19 @@ type Response struct {
 
 // NewHandler returns an http.Handler that routes each CloudEvent POSTed to
 // it, in binary mode (ce-* headers) or structured mode
-// (application/cloudevents+json), through router. It answers 200 with the
-// outcomes when runs started or no rule matched (an unmatched event is
-// not redelivered); 400 for a request that is not a valid CloudEvent or an
-// event a rule's templates cannot read (redelivery cannot help; Eventarc
-// and Pub/Sub send it to their dead-letter topic when one is set); 413
-// over MaxBodyBytes; 405 for methods other than POST; 500 when a run could
-// not be started (the event is redelivered, and runs it already started
-// are not started again).
+// (application/cloudevents+json), through router. It answers:
+//
+//   - 200 with the outcomes when nothing failed: runs started or existed,
+//     no rule matched, or the event was rejected (undecodable data, a
+//     template reading a field the event lacks). Pub/Sub push, which
+//     carries Eventarc's events, takes 102, 200, 201, 202 and 204 as an
+//     acknowledgement and redelivers on any other code (Pub/Sub docs,
+//     "Push subscriptions"), and a redelivery cannot cure a rejection;
+//   - 500 with the outcomes when a run could not be started: the event is
+//     redelivered, and runs it already started are not started again;
+//   - 400 for a request that is not a valid CloudEvent, 415 for a batch
+//     (application/cloudevents-batch+json: one event per request), 413
+//     over MaxBodyBytes, 405 for methods other than POST.
 func NewHandler(router *triggers.Router, opts *Options) http.Handler {
 	h := &handler{router: router, max: DefaultMaxBodyBytes, log: slog.Default()}
 	if opts != nil && opts.MaxBodyBytes > 0 {
@@ -68,34 +75,36 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 		return
 	}
 	req.Body = http.MaxBytesReader(w, req.Body, h.max)
-	e, err := binding.ToEvent(req.Context(), sdkhttp.NewMessageFromHttpRequest(req))
+	msg := sdkhttp.NewMessageFromHttpRequest(req)
+	if msg.ReadEncoding() == binding.EncodingBatch {
+		h.refuse(w, http.StatusUnsupportedMediaType, errors.New("batched CloudEvents (application/cloudevents-batch+json) are not accepted: POST one event per request, in binary or structured mode"))
+		return
+	}
+	e, err := binding.ToEvent(req.Context(), msg)
 	if err != nil {
 		var mbe *http.MaxBytesError
 		if errors.As(err, &mbe) {
 			reply(w, http.StatusRequestEntityTooLarge, Response{Error: fmt.Sprintf("body over %d bytes (the limit)", h.max)})
 			return
 		}
-		h.refuse(w, fmt.Errorf("not a CloudEvent in binary or structured mode: %w", err))
+		h.refuse(w, http.StatusBadRequest, fmt.Errorf("not a CloudEvent in binary or structured mode: %w", err))
 		return
 	}
 	if err := e.Validate(); err != nil {
-		h.refuse(w, fmt.Errorf("invalid CloudEvent: %w", err))
+		h.refuse(w, http.StatusBadRequest, fmt.Errorf("invalid CloudEvent: %w", err))
 		return
 	}
 	out, err := h.router.RouteCloudEvent(req.Context(), FromEvent(e))
-	switch {
-	case errors.Is(err, sortie.ErrInvalidArgument):
-		h.refuse(w, err)
-	case err != nil:
+	if err != nil {
 		reply(w, http.StatusInternalServerError, Response{Outcomes: out, Error: err.Error()})
-	default:
-		reply(w, http.StatusOK, Response{Outcomes: out})
+		return
 	}
+	reply(w, http.StatusOK, Response{Outcomes: out})
 }
 
-func (h *handler) refuse(w http.ResponseWriter, err error) {
-	h.log.Warn("trigger: CloudEvent refused", "err", err)
-	reply(w, http.StatusBadRequest, Response{Error: err.Error()})
+func (h *handler) refuse(w http.ResponseWriter, code int, err error) {
+	h.log.Warn("trigger: CloudEvent request refused", "status", code, "err", err)
+	reply(w, code, Response{Error: err.Error()})
 }
 
 func reply(w http.ResponseWriter, code int, body Response) {
@@ -104,7 +113,8 @@ func reply(w http.ResponseWriter, code int, body Response) {
 	_ = json.NewEncoder(w).Encode(body)
 }
 
-// FromEvent converts the SDK's event to what [triggers.Router] routes.
+// FromEvent converts the SDK's event to what [triggers.Router] routes;
+// Data is the event's bytes as delivered (data_base64 decoded).
 func FromEvent(e *event.Event) triggers.CloudEvent {
 	ce := triggers.CloudEvent{ID: e.ID(), Source: e.Source(), Type: e.Type(), Subject: e.Subject(),
 		SpecVersion: e.SpecVersion(), DataContentType: e.DataContentType(), Data: e.Data(),

@@ -15,9 +15,9 @@ import (
 // printer is a Submitter that prints what it is asked to start.
 type printer struct{}
 
-func (printer) Submit(_ context.Context, req *sortie.SubmitRequest) (*sortie.Run, error) {
+func (printer) SubmitCreated(_ context.Context, req *sortie.SubmitRequest) (*sortie.Run, bool, error) {
 	fmt.Println(req.Agent, req.IdempotencyKey, string(req.Variables))
-	return &sortie.Run{ID: "01ARZ3NDEKTSV4RRFFQ69G5FAV"}, nil
+	return &sortie.Run{ID: "01ARZ3NDEKTSV4RRFFQ69G5FAV"}, true, nil
 }
 
 func ExampleNewHandler() {
