@@ -170,8 +170,8 @@ func TestGCPLauncherRoleAllowsWhatTheLauncherCalls(t *testing.T) {
 			t.Errorf("google_cloud_run_v2_service_iam_member.%s role = %s, want roles/run.invoker", name, got)
 		}
 	}
-	if got := m.ofType("resource", "google_project_iam_member"); !slices.Equal(got, []string{"eventarc_receiver"}) {
-		t.Errorf("project-wide role grants %v, want only eventarc_receiver", got)
+	if got := m.ofType("resource", "google_project_iam_member"); !slices.Equal(got, []string{"eventarc_receiver", "storage_pubsub_publisher"}) {
+		t.Errorf("project-wide role grants %v, want only eventarc_receiver and storage_pubsub_publisher", got)
 	}
 	key := m.block(t, "resource", "google_kms_crypto_key", "config")
 	if got := m.str(key, "rotation_period"); got != "var.key_rotation_period" {

@@ -62,3 +62,13 @@ output "trigger_event_rule" {
   description = "Name of the EventBridge rule feeding the trigger function."
   value       = aws_cloudwatch_event_rule.trigger.name
 }
+
+output "trigger_sns_subscriptions" {
+  description = "ARNs of the trigger function's SNS subscriptions, by topic ARN."
+  value       = { for arn, s in aws_sns_topic_subscription.trigger : arn => s.arn }
+}
+
+output "trigger_s3_buckets" {
+  description = "Names of the buckets whose notifications invoke the trigger function."
+  value       = keys(aws_s3_bucket_notification.trigger)
+}

@@ -67,6 +67,30 @@ variable "trigger_event_pattern" {
   default     = "{\"source\":[{\"prefix\":\"sortie.\"}]}"
 }
 
+variable "trigger_s3_notifications" {
+  type = map(object({
+    events        = optional(list(string), ["s3:ObjectCreated:*"])
+    filter_prefix = optional(string)
+    filter_suffix = optional(string)
+  }))
+  description = "S3 buckets, by name, whose object events invoke the trigger function directly: the S3 event types (default s3:ObjectCreated:*) and optional key prefix and suffix filters. The module then owns each bucket's whole notification configuration (aws_s3_bucket_notification replaces any other on that bucket): for a bucket that notifies others too, publish to an SNS topic and list it in trigger_sns_topics instead. Empty (the default) configures none."
+  default     = {}
+  validation {
+    condition     = alltrue([for b in values(var.trigger_s3_notifications) : length(b.events) > 0 && alltrue([for e in b.events : startswith(e, "s3:")])])
+    error_message = "trigger_s3_notifications: each bucket needs at least one event, each an S3 event type such as s3:ObjectCreated:*."
+  }
+}
+
+variable "trigger_sns_topics" {
+  type        = list(string)
+  description = "ARNs of SNS topics the trigger function subscribes to (with the permission SNS needs to invoke it), for example a topic S3 notifications fan out through. Empty (the default) subscribes to none."
+  default     = []
+  validation {
+    condition     = alltrue([for t in var.trigger_sns_topics : can(regex("^arn:[^:]+:sns:[^:]+:[0-9]{12}:[A-Za-z0-9_-]{1,256}$", t))])
+    error_message = "trigger_sns_topics: each entry must be a standard SNS topic ARN (arn:PARTITION:sns:REGION:ACCOUNT:NAME); Lambda cannot subscribe to FIFO topics."
+  }
+}
+
 variable "trigger_queue_max_receive_count" {
   type        = number
   description = "Deliveries of one trigger queue message before it moves to the dead-letter queue."

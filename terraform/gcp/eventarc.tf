@@ -1,10 +1,12 @@
 # Optional: an Eventarc trigger delivering CloudEvents to the service's
-# /events (functions/triggers/cehttp routes them to runs on the worker Job).
+# /events (functions/triggers/cehttp routes them to runs on the worker Job;
+# a rejected event is answered 200, so Pub/Sub does not redeliver it).
 resource "google_service_account" "eventarc" {
   count        = var.eventarc == null ? 0 : 1
   project      = var.project
   account_id   = "${var.name}-eventarc"
   display_name = "Sortie ${var.name} Eventarc trigger"
+  depends_on   = [google_project_service.apis]
 }
 
 resource "google_project_iam_member" "eventarc_receiver" {
@@ -12,6 +14,24 @@ resource "google_project_iam_member" "eventarc_receiver" {
   project = var.project
   role    = "roles/eventarc.eventReceiver"
   member  = google_service_account.eventarc[0].member
+}
+
+# Cloud Storage publishes its object events to Eventarc's Pub/Sub topic as
+# the project's Cloud Storage service agent, which needs
+# roles/pubsub.publisher (Eventarc docs, "Route Cloud Storage events to
+# Cloud Run": grant it before creating a trigger for direct Cloud Storage
+# events); without it the trigger cannot be created.
+data "google_storage_project_service_account" "gcs" {
+  count      = local.storage_trigger ? 1 : 0
+  project    = var.project
+  depends_on = [google_project_service.apis]
+}
+
+resource "google_project_iam_member" "storage_pubsub_publisher" {
+  count   = local.storage_trigger ? 1 : 0
+  project = var.project
+  role    = "roles/pubsub.publisher"
+  member  = "serviceAccount:${data.google_storage_project_service_account.gcs[0].email_address}"
 }
 
 resource "google_cloud_run_v2_service_iam_member" "eventarc" {
@@ -26,7 +46,7 @@ resource "google_cloud_run_v2_service_iam_member" "eventarc" {
 resource "google_eventarc_trigger" "events" {
   count           = var.eventarc == null ? 0 : 1
   project         = var.project
-  location        = var.region
+  location        = coalesce(var.eventarc.location, var.region)
   name            = "${var.name}-events"
   service_account = google_service_account.eventarc[0].email
   labels          = var.labels
@@ -52,7 +72,7 @@ resource "google_eventarc_trigger" "events" {
     }
   }
 
-  depends_on = [google_project_iam_member.eventarc_receiver]
+  depends_on = [google_project_service.apis, google_project_iam_member.eventarc_receiver, google_project_iam_member.storage_pubsub_publisher]
 }
 
 # The service launches triggered runs on the worker Job: its identity needs

@@ -5,12 +5,14 @@ resource "google_service_account" "worker" {
   project      = var.project
   account_id   = "${var.name}-worker"
   display_name = "Sortie ${var.name} worker (Cloud Run job and service)"
+  depends_on   = [google_project_service.apis]
 }
 
 resource "google_service_account" "launcher" {
   project      = var.project
   account_id   = "${var.name}-launcher"
   display_name = "Sortie ${var.name} launcher (hosts and reconcilers)"
+  depends_on   = [google_project_service.apis]
 }
 
 # The worker reads the two AWS credential secrets, nothing else.
@@ -20,6 +22,8 @@ resource "google_secret_manager_secret_iam_member" "worker" {
   secret_id = each.value
   role      = "roles/secretmanager.secretAccessor"
   member    = google_service_account.worker.member
+  # Secret Manager must be enabled before the secrets' policies are set.
+  depends_on = [google_project_service.apis]
 }
 
 # Exactly the permissions launchers/cloudrun's JobsLauncher calls for (the
@@ -31,6 +35,7 @@ resource "google_project_iam_custom_role" "launcher" {
   title       = "Sortie ${var.name} launcher"
   description = "Run the Sortie worker job with overrides, read and cancel its executions."
   permissions = ["run.executions.cancel", "run.executions.get", "run.jobs.run", "run.jobs.runWithOverrides"]
+  depends_on  = [google_project_service.apis]
 }
 
 locals {

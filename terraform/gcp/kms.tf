@@ -4,9 +4,10 @@
 # configuration stays off on Cloud Run and no role on the key is granted to
 # the worker; the launcher may encrypt and decrypt.
 resource "google_kms_key_ring" "sortie" {
-  project  = var.project
-  location = var.region
-  name     = "${var.name}-keyring"
+  project    = var.project
+  location   = var.region
+  name       = "${var.name}-keyring"
+  depends_on = [google_project_service.apis]
 }
 
 resource "google_kms_crypto_key" "config" {

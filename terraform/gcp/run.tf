@@ -80,7 +80,7 @@ resource "google_cloud_run_v2_job" "worker" {
     }
   }
 
-  depends_on = [google_secret_manager_secret_iam_member.worker]
+  depends_on = [google_project_service.apis, google_secret_manager_secret_iam_member.worker]
 }
 
 resource "google_cloud_run_v2_service" "worker" {
@@ -146,5 +146,5 @@ resource "google_cloud_run_v2_service" "worker" {
     }
   }
 
-  depends_on = [google_secret_manager_secret_iam_member.worker]
+  depends_on = [google_project_service.apis, google_secret_manager_secret_iam_member.worker]
 }

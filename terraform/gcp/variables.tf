@@ -99,11 +99,16 @@ variable "eventarc" {
   type = object({
     event_type = string
     bucket     = optional(string)
+    location   = optional(string)
     path       = optional(string, "/events")
     rules_path = string
   })
-  description = "Eventarc trigger to the service: the CloudEvent type (for example google.cloud.storage.object.v1.finalized), the bucket for Cloud Storage events, the receiver's HTTP path (/events, where cmd/sortie-cloudrun serves CloudEvents) and the path of the trigger rules file inside the image (SORTIE_TRIGGER_RULES). Null (the default) creates none."
+  description = "Eventarc trigger to the service: the CloudEvent type (for example google.cloud.storage.object.v1.finalized or google.cloud.pubsub.topic.v1.messagePublished), the bucket for Cloud Storage events, the trigger's location (defaults to region; for Cloud Storage events it must be the bucket's location, for example us for a US multi-region bucket), the receiver's HTTP path (/events, where cmd/sortie-cloudrun serves CloudEvents) and the path of the trigger rules file inside the image (SORTIE_TRIGGER_RULES). For a Cloud Storage event type the module also grants the project's Cloud Storage service agent roles/pubsub.publisher and enables the Cloud Storage API. Null (the default) creates none."
   default     = null
+  validation {
+    condition     = var.eventarc == null ? true : (!startswith(var.eventarc.event_type, "google.cloud.storage.") || var.eventarc.bucket != null)
+    error_message = "eventarc: a Cloud Storage event type needs the bucket."
+  }
 }
 
 variable "labels" {
