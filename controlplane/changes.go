@@ -15,15 +15,21 @@ import (
 type ChangeFunc func(ctx context.Context, op string, id sortie.RunID, fn func(r *sortie.Run) (bool, error)) (*sortie.Run, error)
 
 // Changes implements the state-changing methods of [sortie.ControlPlane]
+// (RecordLaunch, SetRef, Claim, Heartbeat, Finish, RequestCancel, Resume)
 // once for every driver, on the driver's [ChangeFunc]: each method checks
-// its input and applies its transition. A driver keeps one Changes and
-// delegates to it.
+// its input and applies its transition. A driver embeds one, made by
+// [NewChanges], so these methods are its own. The zero value is not
+// usable.
 type Changes struct {
-	// Change is the driver's write primitive. Required.
-	Change ChangeFunc
-	// NowMs stamps changes that carry no time of their own (SetRef,
-	// RequestCancel, Resume), in Unix ms. Required.
-	NowMs func() int64
+	change ChangeFunc
+	nowMs  func() int64
+}
+
+// NewChanges returns the state-changing methods over change, the driver's
+// write primitive. nowMs stamps changes that carry no time of their own
+// (SetRef, RequestCancel, Resume), in Unix ms. Both are required.
+func NewChanges(change ChangeFunc, nowMs func() int64) Changes {
+	return Changes{change: change, nowMs: nowMs}
 }
 
 // changes adapts a transition that always changes the run when it succeeds.
@@ -34,7 +40,7 @@ func (c Changes) RecordLaunch(ctx context.Context, l sortie.Launch) (*sortie.Run
 	if err := CheckAttempt(l.RunID, l.Attempt, l.LaunchID); err != nil {
 		return nil, err
 	}
-	return c.Change(ctx, "record launch", l.RunID, func(r *sortie.Run) (bool, error) {
+	return c.change(ctx, "record launch", l.RunID, func(r *sortie.Run) (bool, error) {
 		return changes(RecordLaunch(r, l))
 	})
 }
@@ -44,8 +50,8 @@ func (c Changes) SetRef(ctx context.Context, id sortie.RunID, attempt int, launc
 	if err := CheckAttempt(id, attempt, launchID); err != nil {
 		return err
 	}
-	_, err := c.Change(ctx, "set ref", id, func(r *sortie.Run) (bool, error) {
-		return changes(SetRef(r, attempt, launchID, ref, c.NowMs()))
+	_, err := c.change(ctx, "set ref", id, func(r *sortie.Run) (bool, error) {
+		return changes(SetRef(r, attempt, launchID, ref, c.nowMs()))
 	})
 	return err
 }
@@ -55,7 +61,7 @@ func (c Changes) Claim(ctx context.Context, cl sortie.Claim) (*sortie.Run, error
 	if err := CheckAttempt(cl.RunID, cl.Attempt, cl.LaunchID); err != nil {
 		return nil, err
 	}
-	return c.Change(ctx, "claim", cl.RunID, func(r *sortie.Run) (bool, error) {
+	return c.change(ctx, "claim", cl.RunID, func(r *sortie.Run) (bool, error) {
 		return changes(Claim(r, cl))
 	})
 }
@@ -65,7 +71,7 @@ func (c Changes) Heartbeat(ctx context.Context, cl sortie.Claim) (*sortie.Run, e
 	if err := CheckAttempt(cl.RunID, cl.Attempt, cl.LaunchID); err != nil {
 		return nil, err
 	}
-	return c.Change(ctx, "heartbeat", cl.RunID, func(r *sortie.Run) (bool, error) {
+	return c.change(ctx, "heartbeat", cl.RunID, func(r *sortie.Run) (bool, error) {
 		return changes(Heartbeat(r, cl))
 	})
 }
@@ -76,7 +82,7 @@ func (c Changes) Finish(ctx context.Context, f sortie.Finish) (*sortie.Run, erro
 	if err := CheckAttempt(f.RunID, f.Attempt, f.LaunchID); err != nil {
 		return nil, err
 	}
-	return c.Change(ctx, "finish", f.RunID, func(r *sortie.Run) (bool, error) {
+	return c.change(ctx, "finish", f.RunID, func(r *sortie.Run) (bool, error) {
 		return Finish(r, f)
 	})
 }
@@ -90,8 +96,8 @@ func (c Changes) RequestCancel(ctx context.Context, id sortie.RunID, reason stri
 	if len(reason) > sortie.MaxEventTextBytes {
 		return nil, sortie.Invalidf("reason", "%d bytes, limit %d", len(reason), sortie.MaxEventTextBytes)
 	}
-	return c.Change(ctx, "request cancel", id, func(r *sortie.Run) (bool, error) {
-		return RequestCancel(r, reason, c.NowMs()), nil
+	return c.change(ctx, "request cancel", id, func(r *sortie.Run) (bool, error) {
+		return RequestCancel(r, reason, c.nowMs()), nil
 	})
 }
 
@@ -100,7 +106,7 @@ func (c Changes) Resume(ctx context.Context, id sortie.RunID, input json.RawMess
 	if err := id.Validate(); err != nil {
 		return nil, err
 	}
-	return c.Change(ctx, "resume", id, func(r *sortie.Run) (bool, error) {
-		return changes(Resume(r, input, c.NowMs()))
+	return c.change(ctx, "resume", id, func(r *sortie.Run) (bool, error) {
+		return changes(Resume(r, input, c.nowMs()))
 	})
 }

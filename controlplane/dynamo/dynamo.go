@@ -10,6 +10,7 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/sortie-run/sortie"
+	"github.com/sortie-run/sortie/controlplane"
 )
 
 // API is the part of the DynamoDB client the control plane uses;
@@ -54,6 +55,10 @@ type ControlPlane struct {
 	maxTries int
 	units    ledger
 	closed   atomic.Bool
+
+	// Changes gives the state-changing methods (RecordLaunch, SetRef,
+	// Claim, Heartbeat, Finish, RequestCancel, Resume) over c.change.
+	controlplane.Changes
 }
 
 var _ sortie.ControlPlane = (*ControlPlane)(nil)
@@ -87,6 +92,7 @@ func New(db API, table string, opts *Options) (*ControlPlane, error) {
 	if c.maxTries == 0 {
 		c.maxTries = 100
 	}
+	c.Changes = controlplane.NewChanges(c.change, c.nowMs)
 	return c, nil
 }
 

@@ -26,6 +26,10 @@ type ControlPlane struct {
 	push map[sortie.RunID]map[string]sortie.PushConfig
 	hub  controlplane.Hub
 	now  func() time.Time
+
+	// Changes gives the state-changing methods (RecordLaunch, SetRef,
+	// Claim, Heartbeat, Finish, RequestCancel, Resume) over c.change.
+	controlplane.Changes
 }
 
 type idemKey struct{ scope, key string }
@@ -45,13 +49,15 @@ var (
 // New returns an empty control plane. Changes that carry no time of their
 // own (RequestCancel, Resume, SetRef) are stamped with time.Now.
 func New() *ControlPlane {
-	return &ControlPlane{
+	c := &ControlPlane{
 		runs:   make(map[sortie.RunID]*sortie.Run),
 		events: make(map[sortie.RunID][][]sortie.Event),
 		idem:   make(map[idemKey]idemRecord),
 		push:   make(map[sortie.RunID]map[string]sortie.PushConfig),
 		now:    time.Now,
 	}
+	c.Changes = controlplane.NewChanges(c.change, c.nowMs)
+	return c
 }
 
 func (c *ControlPlane) nowMs() int64 { return c.now().UnixMilli() }

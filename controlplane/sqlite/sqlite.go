@@ -55,6 +55,10 @@ type ControlPlane struct {
 	now    func() time.Time
 	hub    controlplane.Hub
 	closed atomic.Bool
+
+	// Changes gives the state-changing methods (RecordLaunch, SetRef,
+	// Claim, Heartbeat, Finish, RequestCancel, Resume) over c.change.
+	controlplane.Changes
 }
 
 var (
@@ -86,6 +90,7 @@ func Open(path string, opts *Options) (*ControlPlane, error) {
 	}
 	f.Close()
 	c := &ControlPlane{now: o.Now}
+	c.Changes = controlplane.NewChanges(c.change, c.nowMs)
 	if err := c.open(abs, o); err != nil {
 		c.closeDBs()
 		return nil, fmt.Errorf("sqlite: open %s: %w", abs, err)
