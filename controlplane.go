@@ -9,7 +9,7 @@ import (
 )
 
 // ControlPlane stores runs, their ordered events, results, idempotency
-// records, cancellation and leases. Every method is safe for concurrent use,
+// records, cancellation, leases and push configurations. Every method is safe for concurrent use,
 // also by several processes sharing the same backing store.
 //
 // Every state change is conditional: implementations apply the transitions
@@ -90,6 +90,10 @@ type ControlPlane interface {
 
 	// Close releases resources. Calls after Close return ErrClosed.
 	Close() error
+
+	// PushStore keeps the runs' push configurations next to the runs;
+	// its methods return ErrClosed after Close too.
+	PushStore
 }
 
 // Notifier is an optional interface of a control plane: it wakes in-process

@@ -21,6 +21,16 @@ type ExecutionEngine interface {
 	Resume(ctx context.Context, id RunID, input json.RawMessage) (*Run, error)
 }
 
+// LocalEngine is an optional [ExecutionEngine] capability: an engine in
+// this process ([*Engine]) returns its control plane, so code given only an
+// ExecutionEngine (the A2A handler, remote/runs) reaches the run's push
+// configurations ([PushStore]) directly. An engine of a remote host has
+// none.
+type LocalEngine interface {
+	ExecutionEngine
+	ControlPlane() ControlPlane
+}
+
 // Watcher is an optional [ExecutionEngine] capability: a wake-up after each
 // change of a run, so followers need not poll. See [Notifier].
 type Watcher interface {
@@ -83,7 +93,7 @@ type Engine struct {
 	closed bool
 }
 
-var _ ExecutionEngine = (*Engine)(nil)
+var _ LocalEngine = (*Engine)(nil)
 
 // NewEngine returns an engine over cp and l that resolves agent names with
 // agents. opts may be nil.

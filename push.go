@@ -113,9 +113,10 @@ func (p *PushConfig) Validate() error {
 	return nil
 }
 
-// PushStore is an optional interface of a [ControlPlane]: it keeps the push
+// PushStore is the push part of every [ControlPlane]: it keeps the push
 // configurations of runs next to the runs, so they survive a host restart.
-// Every driver in this module implements it; controlplanetest checks it.
+// It is named on its own for code that needs only it (the push dispatcher,
+// the A2A handler); controlplanetest checks it for every driver.
 type PushStore interface {
 	// PutPushConfig stores cfg, replacing the one with the same run and
 	// ID (URL, KeyID, Format and SealedToken are replaced, an empty one

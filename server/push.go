@@ -1,7 +1,6 @@
 package server
 
 import (
-	"errors"
 	"net/http"
 	"time"
 
@@ -9,16 +8,12 @@ import (
 	"github.com/sortie-run/sortie/wire"
 )
 
-// errNoPushStore answers the push routes of a control plane without
-// push configurations.
-var errNoPushStore = errors.New("server: the control plane does not store push configurations")
-
-func (s *Server) pushStore() (sortie.PushStore, error) {
-	ps, ok := s.eng.ControlPlane().(sortie.PushStore)
-	if !ok {
-		return nil, errNoPushStore
-	}
-	return ps, nil
+// PushKeys is an optional interface of [Options.Pushes]: HasKey reports
+// whether the host signs webhooks with key ID id ("" names the primary),
+// so a push configuration naming another key is refused when it is set
+// rather than at its first delivery. The push dispatcher implements it.
+type PushKeys interface {
+	HasKey(id string) bool
 }
 
 func (s *Server) putPush(w http.ResponseWriter, r *http.Request) {
@@ -31,7 +26,7 @@ func (s *Server) putPush(w http.ResponseWriter, r *http.Request) {
 	if err == nil {
 		err = cfg.Validate()
 	}
-	if k, ok := s.opts.Pushes.(interface{ HasKey(string) bool }); ok && err == nil && !k.HasKey(cfg.KeyID) {
+	if k, ok := s.opts.Pushes.(PushKeys); ok && err == nil && !k.HasKey(cfg.KeyID) {
 		err = sortie.Invalidf("key_id", "%q is not a webhook signing key of this host", cfg.KeyID)
 	}
 	if err == nil && s.opts.CheckPushURL != nil {
@@ -39,10 +34,7 @@ func (s *Server) putPush(w http.ResponseWriter, r *http.Request) {
 			err = sortie.Invalidf("url", "refused by the destination policy: %v", cerr)
 		}
 	}
-	ps, perr := s.pushStore()
-	if err == nil {
-		err = perr
-	}
+	ps := s.eng.ControlPlane()
 	if err == nil {
 		cfg, err = ps.PutPushConfig(r.Context(), cfg, time.Now().UnixMilli())
 	}
@@ -81,13 +73,9 @@ func (s *Server) restartDelivery(r *http.Request, ps sortie.PushStore, cfg *sort
 
 func (s *Server) getPush(w http.ResponseWriter, r *http.Request) {
 	id, err := runID(r)
-	ps, perr := s.pushStore()
-	if err == nil {
-		err = perr
-	}
 	var cfg *sortie.PushConfig
 	if err == nil {
-		cfg, err = ps.GetPushConfig(r.Context(), id, r.PathValue("cid"))
+		cfg, err = s.eng.ControlPlane().GetPushConfig(r.Context(), id, r.PathValue("cid"))
 	}
 	if err != nil {
 		s.writeError(w, r, err)
@@ -98,13 +86,9 @@ func (s *Server) getPush(w http.ResponseWriter, r *http.Request) {
 
 func (s *Server) listPush(w http.ResponseWriter, r *http.Request) {
 	id, err := runID(r)
-	ps, perr := s.pushStore()
-	if err == nil {
-		err = perr
-	}
 	var cfgs []sortie.PushConfig
 	if err == nil {
-		cfgs, err = ps.ListPushConfigs(r.Context(), id)
+		cfgs, err = s.eng.ControlPlane().ListPushConfigs(r.Context(), id)
 	}
 	if err != nil {
 		s.writeError(w, r, err)
@@ -120,12 +104,8 @@ func (s *Server) listPush(w http.ResponseWriter, r *http.Request) {
 
 func (s *Server) deletePush(w http.ResponseWriter, r *http.Request) {
 	id, err := runID(r)
-	ps, perr := s.pushStore()
 	if err == nil {
-		err = perr
-	}
-	if err == nil {
-		err = ps.DeletePushConfig(r.Context(), id, r.PathValue("cid"))
+		err = s.eng.ControlPlane().DeletePushConfig(r.Context(), id, r.PathValue("cid"))
 	}
 	if err != nil {
 		s.writeError(w, r, err)

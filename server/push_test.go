@@ -22,6 +22,9 @@ import (
 	"github.com/sortie-run/sortie/wire"
 )
 
+// The dispatcher is the host's [server.PushKeys].
+var _ server.PushKeys = (*push.Dispatcher)(nil)
+
 func TestPushConfigRoutes(t *testing.T) {
 	policy := &destination.Policy{}
 	r := newRig(t, &server.Options{CheckPushURL: policy.Check})

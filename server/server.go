@@ -39,11 +39,13 @@ type Options struct {
 	Callbacks http.Handler
 	// A2A serves the A2A binding: the agent card at
 	// /.well-known/agent-card.json and the JSON-RPC endpoint at /a2a (REST
-	// under /a2a/). A Drain method, if it has one, is called at shutdown.
+	// under /a2a/). When it is a [Drainer], Drain is called at shutdown.
 	// Optional.
 	A2A http.Handler
 	// Pushes is told about each change of a run's push configurations and
-	// of runs, so it delivers webhooks. Optional.
+	// of runs, so it delivers webhooks. When it is also [PushKeys], a push
+	// configuration naming a key it does not sign with is refused.
+	// Optional.
 	Pushes Notifiable
 	// CheckPushURL refuses push configuration URLs the destination policy
 	// would refuse, so the client learns it when setting one. Optional.
@@ -60,6 +62,13 @@ type Options struct {
 	// Logger receives request and error logs. Optional; defaults to
 	// slog.Default().
 	Logger *slog.Logger
+}
+
+// Drainer is an optional interface of [Options.A2A]: Drain ends its live
+// streams and long polls at shutdown, as the server ends its own. The A2A
+// handler (server/a2a) implements it.
+type Drainer interface {
+	Drain()
 }
 
 // Notifiable is told when a run or its push configurations change; the
@@ -239,7 +248,7 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener, grace time.Duration
 func (s *Server) drain() {
 	s.drainOnce.Do(func() {
 		close(s.draining)
-		if d, ok := s.opts.A2A.(interface{ Drain() }); ok {
+		if d, ok := s.opts.A2A.(Drainer); ok {
 			d.Drain()
 		}
 	})

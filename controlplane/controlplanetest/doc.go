@@ -5,10 +5,9 @@
 // events per attempt, one claim per attempt, first terminal write wins,
 // sticky cancellation, leases the reconciler sees, resume, listing with
 // opaque page tokens, following across attempts, and the error sentinels.
-// Every driver must also implement [sortie.PushStore]: the push properties
-// (configurations per run, replacement, the per-run limit, a delivered
-// version that never decreases, the pending set) fail, never skip, when it
-// does not.
+// The contract includes push configurations ([sortie.PushStore]):
+// configurations per run, replacement, the per-run limit, a delivered
+// version that never decreases, the pending set.
 //
 // Backend differences are harness capability methods (for example
 // [Harness.SharedAcrossProcesses]); the suite runs the subtests a driver's

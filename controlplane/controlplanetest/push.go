@@ -10,7 +10,7 @@ import (
 	"github.com/sortie-run/sortie"
 )
 
-// pushProperties check [sortie.PushStore], which every driver implements.
+// pushProperties check [sortie.PushStore], the push part of the contract.
 var pushProperties = []property{
 	{"PushRoundTrip", testPushRoundTrip},
 	{"PushSealedTokenIsCopied", testPushTokenCopied},
@@ -31,45 +31,34 @@ var pushProperties = []property{
 	{"PushClosedReturnsErrClosed", testPushClosed},
 }
 
-// pushStore returns cp as a [sortie.PushStore], failing t when the driver
-// does not implement it.
-func pushStore(t *testing.T, cp sortie.ControlPlane) sortie.PushStore {
-	t.Helper()
-	ps, ok := cp.(sortie.PushStore)
-	if !ok {
-		t.Fatalf("%T does not implement sortie.PushStore; every control plane driver must", cp)
-	}
-	return ps
-}
-
 func pushConfig(run sortie.RunID, id string) *sortie.PushConfig {
 	return &sortie.PushConfig{RunID: run, ID: id, URL: "https://hooks.example.com/sortie/" + id}
 }
 
 func (f *fixture) putPush(cfg *sortie.PushConfig, nowMs int64) *sortie.PushConfig {
 	f.t.Helper()
-	got, err := pushStore(f.t, f.cp).PutPushConfig(f.ctx, cfg, nowMs)
+	got, err := f.cp.PutPushConfig(f.ctx, cfg, nowMs)
 	must(f.t, fmt.Sprintf("PutPushConfig(%s, %s)", cfg.RunID, cfg.ID), err)
 	return got
 }
 
 func (f *fixture) getPush(run sortie.RunID, id string) *sortie.PushConfig {
 	f.t.Helper()
-	got, err := pushStore(f.t, f.cp).GetPushConfig(f.ctx, run, id)
+	got, err := f.cp.GetPushConfig(f.ctx, run, id)
 	must(f.t, fmt.Sprintf("GetPushConfig(%s, %s)", run, id), err)
 	return got
 }
 
 func (f *fixture) listPush(run sortie.RunID) []sortie.PushConfig {
 	f.t.Helper()
-	got, err := pushStore(f.t, f.cp).ListPushConfigs(f.ctx, run)
+	got, err := f.cp.ListPushConfigs(f.ctx, run)
 	must(f.t, fmt.Sprintf("ListPushConfigs(%s)", run), err)
 	return got
 }
 
 func (f *fixture) updatePush(run sortie.RunID, id string, d sortie.PushDelivery) {
 	f.t.Helper()
-	err := pushStore(f.t, f.cp).UpdatePushDelivery(f.ctx, run, id, d)
+	err := f.cp.UpdatePushDelivery(f.ctx, run, id, d)
 	must(f.t, fmt.Sprintf("UpdatePushDelivery(%s, %s, %+v)", run, id, d), err)
 }
 
@@ -100,7 +89,7 @@ func testPushRoundTrip(t *testing.T, f *fixture) {
 	if diff := cmp.Diff([]sortie.PushConfig{want}, f.listPush(run.ID)); diff != "" {
 		t.Errorf("ListPushConfigs after PutPushConfig (-want +got):\n%s", diff)
 	}
-	pending, _, err := pushStore(t, f.cp).PendingPushConfigs(f.ctx, T0+10, 10, "")
+	pending, _, err := f.cp.PendingPushConfigs(f.ctx, T0+10, 10, "")
 	must(t, "PendingPushConfigs", err)
 	if diff := cmp.Diff([]sortie.PushConfig{want}, pending); diff != "" {
 		t.Errorf("PendingPushConfigs after PutPushConfig (-want +got):\n%s", diff)
@@ -130,7 +119,7 @@ func testPushList(t *testing.T, f *fixture) {
 	if diff := cmp.Diff([]sortie.PushConfig{*other}, f.listPush(b.ID)); diff != "" {
 		t.Errorf("ListPushConfigs(%s) (-want +got):\n%s", b.ID, diff)
 	}
-	must(t, "DeletePushConfig(a, bravo)", pushStore(t, f.cp).DeletePushConfig(f.ctx, a.ID, "bravo"))
+	must(t, "DeletePushConfig(a, bravo)", f.cp.DeletePushConfig(f.ctx, a.ID, "bravo"))
 	if diff := cmp.Diff([]sortie.PushConfig{want[0], want[2]}, f.listPush(a.ID)); diff != "" {
 		t.Errorf("ListPushConfigs after DeletePushConfig(bravo) (-want +got):\n%s", diff)
 	}
@@ -176,7 +165,7 @@ func testPushReplace(t *testing.T, f *fixture) {
 }
 
 func testPushBadInput(t *testing.T, f *fixture) {
-	ps := pushStore(t, f.cp)
+	ps := f.cp
 	run := f.submitted(T0)
 	for i := range sortie.MaxPushConfigs {
 		f.putPush(pushConfig(run.ID, fmt.Sprintf("hook-%02d", i)), T0+1)
@@ -218,7 +207,7 @@ func testPushBadInput(t *testing.T, f *fixture) {
 }
 
 func testPushUnknownRun(t *testing.T, f *fixture) {
-	ps := pushStore(t, f.cp)
+	ps := f.cp
 	f.submitted(T0)
 	id := NewRun(T0 + 1).ID
 	_, err := ps.PutPushConfig(f.ctx, pushConfig(id, "hook"), T0+2)
@@ -241,7 +230,7 @@ func testPushUnknownRun(t *testing.T, f *fixture) {
 }
 
 func testPushUnknownConfig(t *testing.T, f *fixture) {
-	ps := pushStore(t, f.cp)
+	ps := f.cp
 	run := f.submitted(T0)
 	kept := f.putPush(pushConfig(run.ID, "kept"), T0+1)
 	f.putPush(pushConfig(run.ID, "gone"), T0+1)
@@ -271,9 +260,9 @@ func testPushLimitConcurrent(t *testing.T, f *fixture) {
 	for i := range sortie.MaxPushConfigs - 2 {
 		f.putPush(pushConfig(run.ID, fmt.Sprintf("hook-%02d", i)), T0+1)
 	}
-	stores := []sortie.PushStore{pushStore(t, f.cp)}
+	stores := []sortie.PushStore{f.cp}
 	if f.h.SharedAcrossProcesses() {
-		stores = append(stores, pushStore(t, f.h.MakePeer(f.ctx, t, f.cp)))
+		stores = append(stores, f.h.MakePeer(f.ctx, t, f.cp))
 	}
 	const n = 6
 	errs := make([]error, n)

@@ -24,9 +24,9 @@ func testPushDeliveredMax(t *testing.T, f *fixture) {
 		t.Errorf("UpdatePushDelivery(version 3 after 5): version must stay 5, the rest recorded (-want +got):\n%s", diff)
 	}
 
-	stores := []sortie.PushStore{pushStore(t, f.cp)}
+	stores := []sortie.PushStore{f.cp}
 	if f.h.SharedAcrossProcesses() {
-		stores = append(stores, pushStore(t, f.h.MakePeer(f.ctx, t, f.cp)))
+		stores = append(stores, f.h.MakePeer(f.ctx, t, f.cp))
 	}
 	const n = 20
 	versions := rand.Perm(n)
@@ -51,7 +51,7 @@ func testPushDeliveredMax(t *testing.T, f *fixture) {
 // call does.
 func (f *fixture) pending(nowMs int64, limit int) ([]sortie.PushConfig, string) {
 	f.t.Helper()
-	got, next, err := pushStore(f.t, f.cp).PendingPushConfigs(f.ctx, nowMs, limit, "")
+	got, next, err := f.cp.PendingPushConfigs(f.ctx, nowMs, limit, "")
 	must(f.t, fmt.Sprintf("PendingPushConfigs(%d, %d, \"\")", nowMs, limit), err)
 	slices.SortFunc(got, func(a, b sortie.PushConfig) int {
 		return strings.Compare(string(a.RunID)+"/"+a.ID, string(b.RunID)+"/"+b.ID)
@@ -80,7 +80,7 @@ func (f *fixture) wantPending(when string, nowMs int64, want ...[2]string) {
 }
 
 func testPushPending(t *testing.T, f *fixture) {
-	ps := pushStore(t, f.cp)
+	ps := f.cp
 	working, _ := f.working(T0)
 	done, lid := f.working(T0 + 1)
 	done = f.finish(done.ID, 1, lid, result(`{"ok":true}`), T0+5)
@@ -130,7 +130,7 @@ func testPushPendingLimit(t *testing.T, f *fixture) {
 }
 
 func testPushLeavesRun(t *testing.T, f *fixture) {
-	ps := pushStore(t, f.cp)
+	ps := f.cp
 	run, lid := f.working(T0)
 	f.append(run.ID, 1, lid, T0+3, event("before push"))
 	before, evs := f.get(run.ID), f.events(run.ID, sortie.Cursor{}, 0)
@@ -149,7 +149,7 @@ func testPushLeavesRun(t *testing.T, f *fixture) {
 }
 
 func testPushClosed(t *testing.T, f *fixture) {
-	ps := pushStore(t, f.cp)
+	ps := f.cp
 	run := f.submitted(T0)
 	f.putPush(pushConfig(run.ID, "hook"), T0+1)
 	must(t, "Close()", f.cp.Close())

@@ -41,7 +41,7 @@ func testPushTokenCopied(t *testing.T, f *fixture) {
 		}
 	}
 	if f.h.SharedAcrossProcesses() {
-		peer := pushStore(t, f.h.MakePeer(f.ctx, t, f.cp))
+		peer := f.h.MakePeer(f.ctx, t, f.cp)
 		got, err := peer.GetPushConfig(f.ctx, run.ID, "hook")
 		must(t, "peer GetPushConfig", err)
 		if got.Format != sortie.PushFormatA2A || !bytes.Equal(got.SealedToken, want) {
@@ -54,7 +54,7 @@ func testPushTokenCopied(t *testing.T, f *fixture) {
 // sealed token and one that is not JSON are refused naming the field, and
 // leave the stored configuration as it was.
 func testPushBadFormatOrToken(t *testing.T, f *fixture) {
-	ps := pushStore(t, f.cp)
+	ps := f.cp
 	run := f.submitted(T0)
 	ok := pushConfig(run.ID, "hook")
 	ok.Format, ok.SealedToken = sortie.PushFormatA2A, sealedToken("stored")

@@ -34,7 +34,7 @@ func sortByKey(cfgs []sortie.PushConfig) []sortie.PushConfig {
 // due configuration. It returns the pending ones as stored, by key.
 func (f *fixture) pendingSet(runs, per int) []sortie.PushConfig {
 	f.t.Helper()
-	ps := pushStore(f.t, f.cp)
+	ps := f.cp
 	ids := make([]sortie.RunID, runs)
 	for i := range ids {
 		ids[i] = f.submitted(T0 + int64(i)).ID
@@ -89,7 +89,7 @@ func (f *fixture) pendingSet(runs, per int) []sortie.PushConfig {
 // returns everything read, in the order read.
 func (f *fixture) walkPending(limit int, between func(read []sortie.PushConfig)) []sortie.PushConfig {
 	f.t.Helper()
-	ps := pushStore(f.t, f.cp)
+	ps := f.cp
 	var read []sortie.PushConfig
 	token := ""
 	for page := 1; page <= maxWalkPages; page++ {
@@ -144,7 +144,7 @@ func testPushPendingPages(t *testing.T, f *fixture) {
 // so is the page's last one (where the next page continues): those may be
 // left out, but every other pending configuration is read exactly once.
 func testPushPendingPagesChanging(t *testing.T, f *fixture) {
-	ps := pushStore(t, f.cp)
+	ps := f.cp
 	want := f.pendingSet(10, 5)
 	touched := map[string]bool{}
 	read := f.walkPending(7, func(read []sortie.PushConfig) {
@@ -197,7 +197,7 @@ func testPushPendingPagesChanging(t *testing.T, f *fixture) {
 // make: each is refused with a ValidationError of page_token, and the
 // token it did make still continues the walk.
 func testPushPendingForgedToken(t *testing.T, f *fixture) {
-	ps := pushStore(t, f.cp)
+	ps := f.cp
 	run := f.submitted(T0)
 	f.submitted(T0 + 1)
 	for _, id := range []string{"a", "b", "c"} {

@@ -43,8 +43,8 @@ type Options struct {
 	MaxTries int
 }
 
-// ControlPlane is a [sortie.ControlPlane] and [sortie.PushStore] on one
-// DynamoDB table laid out as [TableDefinition] describes. Make it with [New]; it is safe for
+// ControlPlane is a [sortie.ControlPlane] on one DynamoDB table laid out as
+// [TableDefinition] describes. Make it with [New]; it is safe for
 // concurrent use, and any number of handles, in any number of processes,
 // may share the table.
 type ControlPlane struct {

@@ -12,8 +12,6 @@ import (
 	"github.com/sortie-run/sortie/controlplane"
 )
 
-var _ sortie.PushStore = (*ControlPlane)(nil)
-
 // errRetry is a lost race: another writer changed the configuration or the
 // counter between a read and a conditional write; read again.
 var errRetry = errors.New("lost a conditional write")

@@ -3,7 +3,7 @@
 // with the store. It applies the transitions of package
 // [github.com/sortie-run/sortie/controlplane] like every driver and passes
 // the conformance suite in controlplanetest. It also implements
-// [sortie.Notifier] and [sortie.PushStore]. Nothing survives the process:
+// [sortie.Notifier]. Nothing survives the process:
 // use it in tests and for single-process embedding where durability does
 // not matter; the durable default is controlplane/sqlite.
 package memory

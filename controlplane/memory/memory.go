@@ -43,7 +43,6 @@ type idemRecord struct {
 var (
 	_ sortie.ControlPlane = (*ControlPlane)(nil)
 	_ sortie.Notifier     = (*ControlPlane)(nil)
-	_ sortie.PushStore    = (*ControlPlane)(nil)
 )
 
 // New returns an empty control plane. Changes that carry no time of their

@@ -10,8 +10,6 @@ import (
 	"github.com/sortie-run/sortie/controlplane"
 )
 
-var _ sortie.PushStore = (*ControlPlane)(nil)
-
 // pushColumns are the columns scanPush reads, in its order.
 const pushColumns = `run_id, id, url, key_id, created_ms, delivered_version, failures,
 	next_attempt_ms, last_error, done, format, sealed_token`

@@ -38,8 +38,8 @@ type Options struct {
 	Now func() time.Time
 }
 
-// ControlPlane is a [sortie.ControlPlane], [sortie.Notifier] and
-// [sortie.PushStore] on one SQLite file. Open it with [Open]; it is safe for concurrent use, and
+// ControlPlane is a [sortie.ControlPlane] and [sortie.Notifier] on one
+// SQLite file. Open it with [Open]; it is safe for concurrent use, and
 // several values (in one or more processes) may share the file.
 type ControlPlane struct {
 	w   *sql.DB    // the writer's pool: one connection, held by wconn

@@ -12,8 +12,8 @@ import (
 // PushConfigs is the push-configuration surface of a Sortie host, with the
 // error contract of [sortie.PushStore]. An engine of a remote host
 // implements it over the host's API (server/httpengine does); for an engine
-// in this process, the transport uses its control plane's
-// [sortie.PushStore].
+// in this process (a [sortie.LocalEngine]), the transport uses its control
+// plane's [sortie.PushStore].
 type PushConfigs interface {
 	PutPushConfig(ctx context.Context, cfg *sortie.PushConfig) (*sortie.PushConfig, error)
 	GetPushConfig(ctx context.Context, run sortie.RunID, id string) (*sortie.PushConfig, error)
@@ -46,10 +46,8 @@ func (t *Transport) pushConfigs(ctx context.Context, agentURL, taskID string) (P
 	if p, ok := e.(PushConfigs); ok {
 		return p, id, nil
 	}
-	if h, ok := e.(interface{ ControlPlane() sortie.ControlPlane }); ok {
-		if p, ok := h.ControlPlane().(sortie.PushStore); ok {
-			return storeConfigs{p}, id, nil
-		}
+	if l, ok := e.(sortie.LocalEngine); ok {
+		return storeConfigs{l.ControlPlane()}, id, nil
 	}
 	return nil, "", fmt.Errorf("runs: push configurations of %s: %w", agentURL, remote.ErrUnsupported)
 }

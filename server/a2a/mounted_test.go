@@ -24,6 +24,9 @@ func (b bearer) RoundTrip(r *http.Request) (*http.Response, error) {
 	return http.DefaultTransport.RoundTrip(r)
 }
 
+// The handler is a [server.Drainer], so the host's shutdown ends its streams.
+var _ server.Drainer = (*a2aserver.Handler)(nil)
+
 // TestMountedInTheHostServer serves the handler the way `sortie serve`
 // does: as server.Options.A2A of the host's API, behind its bearer tokens,
 // logging and tracing middleware.

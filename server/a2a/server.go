@@ -71,8 +71,8 @@ type Options struct {
 	// Optional; default to "Sortie", a sentence, and "1".
 	Name, Description, Version string
 	// PushStore keeps push configurations. Optional; defaults to the
-	// engine's control plane when it is a [sortie.PushStore]; without one
-	// push notifications are not supported.
+	// engine's control plane when the engine is a [sortie.LocalEngine];
+	// without one push notifications are not supported.
 	PushStore sortie.PushStore
 	// TokenSealer seals the tokens of push configurations for the
 	// control plane and opens them for the push dispatcher (give it
@@ -185,10 +185,8 @@ func withDefaults(engine sortie.ExecutionEngine, agents []sortie.Manifest, opts 
 	if o.MaxBodyBytes < 0 || o.MaxBlock < 0 || o.CancelWait < 0 || o.PollInterval < 0 || o.KeepAlive < 0 {
 		return nil, sortie.Invalidf("options", "max_body_bytes, max_block, cancel_wait, poll_interval and keep_alive must not be negative")
 	}
-	if o.PushStore == nil {
-		if h, ok := engine.(interface{ ControlPlane() sortie.ControlPlane }); ok {
-			o.PushStore, _ = h.ControlPlane().(sortie.PushStore)
-		}
+	if l, ok := engine.(sortie.LocalEngine); ok && o.PushStore == nil {
+		o.PushStore = l.ControlPlane()
 	}
 	o.Name = cmp.Or(o.Name, "Sortie")
 	o.Description = cmp.Or(o.Description, "Runs of agents on serverless compute behind a durable control plane; each agent is a skill.")
