@@ -8,6 +8,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/sortie-run/sortie"
+	"github.com/sortie-run/sortie/crypto/keyring"
 	"github.com/sortie-run/sortie/internal/strictjson"
 )
 
@@ -39,8 +40,9 @@ var (
 	// ErrMalformed: the envelope is not one this package wrote: not JSON,
 	// unknown fields or format version, a field missing or over its limit.
 	ErrMalformed = errors.New("malformed envelope")
-	// ErrUnknownKey: the envelope's key ID is not in the keyring.
-	ErrUnknownKey = errors.New("key ID not in the keyring")
+	// ErrUnknownKey: the envelope's key ID is not in the keyring. It is
+	// [keyring.ErrUnknownKey], so one errors.Is test serves every ring.
+	ErrUnknownKey = keyring.ErrUnknownKey
 	// ErrBinding: the envelope's key-management context names another
 	// purpose, agent, run or attempt than the one Open was given.
 	ErrBinding = errors.New("envelope bound to another context")

@@ -98,7 +98,7 @@ func (k *Keeper) seal(ctx context.Context, plaintext []byte, b Binding) ([]byte,
 	if len(plaintext) > MaxPlaintextBytes {
 		return nil, 0, sortie.Invalidf("plaintext", "%d bytes, limit %d", len(plaintext), MaxPlaintextBytes)
 	}
-	kid, kek := k.ring.primaryKey()
+	kid, kek := k.ring.PrimaryKey()
 	ec := kmsContext(b, k.cache != nil)
 	key, wrapped, calls, err := k.dataKey(ctx, kid, kek, ec)
 	if err != nil {
@@ -164,9 +164,9 @@ func (k *Keeper) open(ctx context.Context, sealed []byte, b Binding) ([]byte, in
 	if err := checkContext(e.Ctx, b); err != nil {
 		return nil, 0, err
 	}
-	kek, err := k.ring.lookup(e.KID)
+	kek, err := k.ring.Key(e.KID)
 	if err != nil {
-		return nil, 0, err
+		return nil, 0, fmt.Errorf("open envelope: %w", err)
 	}
 	key, calls, err := k.unwrap(ctx, e, kek)
 	if err != nil {

@@ -109,19 +109,25 @@ func TestRotationReSealsAttemptsWithNewPrimary(t *testing.T) {
 	}
 }
 
-func TestKeyringRefusesBadChanges(t *testing.T) {
+// The ring's rules are crypto/keyring's (tested there); the envelope adds
+// its key ID format and refuses a nil KEK.
+func TestKeyringRefusesBadKeys(t *testing.T) {
 	r := ring(t, "a", localKEK(t, 1))
 	for name, err := range map[string]error{
-		"Add(duplicate)":      r.Add("a", localKEK(t, 2)),
-		"Add(bad ID)":         r.Add("a/b", localKEK(t, 2)),
-		"Add(nil KEK)":        r.Add("b", nil),
-		"SetPrimary(unknown)": r.SetPrimary("zz"),
-		"Remove(unknown)":     r.Remove("zz"),
-		"Remove(the primary)": r.Remove("a"),
+		"Add(bad ID)":        r.Add("a/b", localKEK(t, 2)),
+		"Add(129-char ID)":   r.Add(strings.Repeat("k", 129), localKEK(t, 2)),
+		"Add(leading colon)": r.Add(":k", localKEK(t, 2)),
+		"Add(nil KEK)":       r.Add("b", nil),
 	} {
-		if err == nil {
-			t.Errorf("%s = nil error, want an error", name)
+		if !errors.Is(err, sortie.ErrInvalidArgument) {
+			t.Errorf("%s = %v, want sortie.ErrInvalidArgument", name, err)
 		}
+	}
+	if err := r.Add("k.2026:v_1-"+strings.Repeat("x", 117), localKEK(t, 2)); err != nil {
+		t.Errorf("Add(a 128-character ID of every allowed character) = %v", err)
+	}
+	if err := r.Remove("k.2026:v_1-" + strings.Repeat("x", 117)); err != nil {
+		t.Fatal(err)
 	}
 	if _, err := envelope.NewKeyring("", localKEK(t, 1)); !errors.Is(err, sortie.ErrInvalidArgument) {
 		t.Errorf(`NewKeyring("") = %v, want sortie.ErrInvalidArgument`, err)

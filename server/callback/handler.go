@@ -177,8 +177,8 @@ func (h *Handler) authenticate(r *http.Request, body []byte) (*Claims, *apiError
 	if err != nil {
 		return nil, unauthorized(CodeMalformedClaims, "the "+HeaderAttempt+" header is malformed: "+err.Error())
 	}
-	key, ok := h.keys.lookup(c.KeyID)
-	if !ok {
+	key, err := h.keys.ring.Key(c.KeyID)
+	if err != nil {
 		return &c, unauthorized(CodeUnknownKey, fmt.Sprintf("key ID %q is not in this host's callback keyring", c.KeyID))
 	}
 	if now := h.now().UnixMilli(); now >= c.ExpiresMs {

@@ -65,7 +65,7 @@ func (i *Issuer) IssueReport(inv *sortie.Invocation) (sortie.Report, error) {
 	if inv.DeadlineMs <= 0 {
 		return sortie.Report{}, sortie.Invalidf("deadline_ms", "must be a positive Unix time in ms")
 	}
-	kid, key := i.keys.primaryKey()
+	kid, key := i.keys.ring.PrimaryKey()
 	c := Claims{Version: ClaimsVersion, KeyID: kid, RunID: inv.RunID, Attempt: inv.Attempt,
 		LaunchID: inv.LaunchID, ExpiresMs: inv.DeadlineMs + i.grace.Milliseconds()}
 	if err := checkClaims(c); err != nil {

@@ -7,9 +7,9 @@ import (
 	"regexp"
 	"slices"
 	"strings"
-	"sync"
 
 	"github.com/sortie-run/sortie"
+	"github.com/sortie-run/sortie/crypto/keyring"
 	"github.com/sortie-run/sortie/crypto/sign"
 )
 
@@ -74,24 +74,42 @@ func (k Key) GoString() string { return "callback.Key{ID: " + fmt.Sprintf("%q", 
 
 // Keyring holds the host's callback keys: the primary issues new tokens,
 // and every key verifies them, so tokens issued before a rotation keep
-// working until their key is removed. It is safe for concurrent use.
+// working until their key is removed. It follows the rules of
+// [keyring.Ring] (unknown key IDs wrap [keyring.ErrUnknownKey]; the
+// primary cannot be removed). It is safe for concurrent use.
 type Keyring struct {
-	mu      sync.RWMutex
-	primary string
-	keys    map[string][]byte
+	ring *keyring.Ring[[]byte]
+}
+
+// secretRule is the rule of a callback [Keyring]: IDs as [NewKey] makes
+// them, secrets of at least [KeyBytes], at most 16 keys.
+var secretRule = &keyring.Rule[[]byte]{
+	Kind:    "callback key",
+	ID:      keyIDPattern,
+	IDText:  "1-64 characters of A-Z, a-z, 0-9, '_' or '-'",
+	MaxKeys: maxKeys,
+	Check: func(id string, secret []byte) error {
+		if len(secret) < KeyBytes {
+			return sortie.Invalidf("key", "callback key %s: make keys with NewKey or ParseKey", id)
+		}
+		return nil
+	},
 }
 
 // NewKeyring returns a keyring whose primary is primary, also holding
 // others (for verifying only). It returns a [*sortie.ValidationError] for
 // a key without a secret, a repeated ID, or more than 16 keys.
 func NewKeyring(primary Key, others ...Key) (*Keyring, error) {
-	r := &Keyring{keys: map[string][]byte{}}
-	for _, k := range append([]Key{primary}, others...) {
+	ring, err := keyring.New(secretRule, primary.ID, slices.Clone(primary.secret))
+	if err != nil {
+		return nil, err
+	}
+	r := &Keyring{ring: ring}
+	for _, k := range others {
 		if err := r.Add(k); err != nil {
 			return nil, err
 		}
 	}
-	r.primary = primary.ID
 	return r, nil
 }
 
@@ -116,77 +134,19 @@ func ParseKeyring(s string) (*Keyring, error) {
 // Add adds k for verifying. It returns a [*sortie.ValidationError] for a
 // key without a secret of at least 32 bytes, an ID already held, or a
 // seventeenth key.
-func (r *Keyring) Add(k Key) error {
-	if !keyIDPattern.MatchString(k.ID) || len(k.secret) < KeyBytes {
-		return sortie.Invalidf("key", "%s: make keys with NewKey or ParseKey", k)
-	}
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if _, dup := r.keys[k.ID]; dup {
-		return sortie.Invalidf("key_id", "%q is already in the keyring", k.ID)
-	}
-	if len(r.keys) >= maxKeys {
-		return sortie.Invalidf("keys", "%d keys, limit %d", len(r.keys)+1, maxKeys)
-	}
-	r.keys[k.ID] = slices.Clone(k.secret)
-	return nil
-}
+func (r *Keyring) Add(k Key) error { return r.ring.Add(k.ID, slices.Clone(k.secret)) }
 
-// SetPrimary makes the key with id the one that issues new tokens. It
-// returns an error wrapping sortie.ErrNotFound for an ID not held.
-func (r *Keyring) SetPrimary(id string) error {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if _, ok := r.keys[id]; !ok {
-		return fmt.Errorf("callback: set primary key %.64q: %w", id, sortie.ErrNotFound)
-	}
-	r.primary = id
-	return nil
-}
+// SetPrimary makes the key with id the one that issues new tokens. An ID
+// not held wraps [keyring.ErrUnknownKey].
+func (r *Keyring) SetPrimary(id string) error { return r.ring.SetPrimary(id) }
 
-// Remove drops the key with id: tokens it issued no longer verify. The
-// primary cannot be removed (sortie.ErrConflict); an ID not held is a
-// no-op.
-func (r *Keyring) Remove(id string) error {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if id == r.primary {
-		return fmt.Errorf("callback: remove key %s: it is the primary; set another primary first: %w", id, sortie.ErrConflict)
-	}
-	delete(r.keys, id)
-	return nil
-}
+// Remove drops the key with id: tokens it issued no longer verify. An ID
+// not held wraps [keyring.ErrUnknownKey]; the primary is a
+// [*sortie.ValidationError] (set another primary first).
+func (r *Keyring) Remove(id string) error { return r.ring.Remove(id) }
 
 // Primary returns the ID of the key that issues new tokens.
-func (r *Keyring) Primary() string {
-	r.mu.RLock()
-	defer r.mu.RUnlock()
-	return r.primary
-}
+func (r *Keyring) Primary() string { return r.ring.Primary() }
 
 // IDs returns the IDs of every key held, sorted.
-func (r *Keyring) IDs() []string {
-	r.mu.RLock()
-	defer r.mu.RUnlock()
-	ids := make([]string, 0, len(r.keys))
-	for id := range r.keys {
-		ids = append(ids, id)
-	}
-	slices.Sort(ids)
-	return ids
-}
-
-// primaryKey returns the primary's ID and secret.
-func (r *Keyring) primaryKey() (string, []byte) {
-	r.mu.RLock()
-	defer r.mu.RUnlock()
-	return r.primary, r.keys[r.primary]
-}
-
-// lookup returns the secret of the key with id.
-func (r *Keyring) lookup(id string) ([]byte, bool) {
-	r.mu.RLock()
-	defer r.mu.RUnlock()
-	k, ok := r.keys[id]
-	return k, ok
-}
+func (r *Keyring) IDs() []string { return r.ring.IDs() }

@@ -11,6 +11,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/sortie-run/sortie"
+	"github.com/sortie-run/sortie/crypto/keyring"
 	"github.com/sortie-run/sortie/crypto/sign"
 	"github.com/sortie-run/sortie/server/callback"
 )
@@ -69,11 +70,12 @@ func TestKeyringRotationRules(t *testing.T) {
 	if err := ring.Add(callback.Key{ID: "empty"}); !errors.Is(err, sortie.ErrInvalidArgument) {
 		t.Errorf("Add(key without a secret) = %v, want ErrInvalidArgument", err)
 	}
-	if err := ring.Remove("k2"); !errors.Is(err, sortie.ErrConflict) {
-		t.Errorf("Remove(primary) = %v, want ErrConflict", err)
+	// The rest of the rotation rules are crypto/keyring's, tested there.
+	if err := ring.Remove("k2"); !errors.Is(err, sortie.ErrInvalidArgument) {
+		t.Errorf("Remove(primary) = %v, want ErrInvalidArgument", err)
 	}
-	if err := ring.SetPrimary("k9"); !errors.Is(err, sortie.ErrNotFound) {
-		t.Errorf("SetPrimary(k9 not held) = %v, want ErrNotFound", err)
+	if err := ring.SetPrimary("k9"); !errors.Is(err, keyring.ErrUnknownKey) {
+		t.Errorf("SetPrimary(k9 not held) = %v, want keyring.ErrUnknownKey", err)
 	}
 	for i := 3; i <= 16; i++ {
 		if err := ring.Add(newKey(t, fmt.Sprint("k", i))); err != nil {
@@ -85,6 +87,17 @@ func TestKeyringRotationRules(t *testing.T) {
 	}
 	if _, err := callback.ParseKeyring(" , "); !errors.Is(err, sortie.ErrInvalidArgument) {
 		t.Errorf("ParseKeyring(no keys) = %v, want ErrInvalidArgument", err)
+	}
+}
+
+// A callback-keys file as `sortie serve` writes it (one ID:whsec_BASE64 a
+// line, the primary first) still loads.
+func TestParseKeyringReadsTheKeysFile(t *testing.T) {
+	const file = "c2:whsec_AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh8=\n" +
+		"c1:whsec_ICEiIyQlJicoKSorLC0uLzAxMjM0NTY3ODk6Ozw9Pj8=\n"
+	ring, err := callback.ParseKeyring(file)
+	if err != nil || ring.Primary() != "c2" || cmp.Diff([]string{"c1", "c2"}, ring.IDs()) != "" {
+		t.Fatalf("ParseKeyring(keys file) = %v; want primary c2 of [c1 c2]", err)
 	}
 }
 

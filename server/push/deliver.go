@@ -40,8 +40,8 @@ func (d *Dispatcher) deliver(ctx context.Context, k cfgKey) {
 		d.record(ctx, j, sortie.PushDelivery{DeliveredVersion: prev.DeliveredVersion, Done: true})
 		return
 	}
-	signer, ok := d.keys.signer(j.cfg.KeyID)
-	if !ok {
+	signer, err := d.signer(j.cfg.KeyID)
+	if err != nil {
 		d.record(ctx, j, d.giveUp(prev, fmt.Sprintf("unknown webhook signing key %q", j.cfg.KeyID)))
 		return
 	}

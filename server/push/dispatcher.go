@@ -13,6 +13,8 @@ import (
 
 	"github.com/sortie-run/sortie"
 	"github.com/sortie-run/sortie/controlplane"
+	"github.com/sortie-run/sortie/crypto/keyring"
+	"github.com/sortie-run/sortie/crypto/sign"
 )
 
 // Defaults of [Options].
@@ -175,7 +177,7 @@ type Dispatcher struct {
 	store   sortie.PushStore
 	runs    Runs
 	client  *http.Client
-	keys    Keys
+	keys    *keyring.Ring[*sign.Signer]
 	o       Options
 	log     *slog.Logger
 	running atomic.Bool
@@ -214,14 +216,15 @@ func New(store sortie.PushStore, runs Runs, client *http.Client, keys Keys, opts
 	case client == nil:
 		return nil, sortie.Invalidf("client", "an HTTP client is required (destination.Policy.Client())")
 	}
-	if err := keys.validate(); err != nil {
+	ring, err := keys.ring()
+	if err != nil {
 		return nil, err
 	}
 	o, err := opts.withDefaults()
 	if err != nil {
 		return nil, err
 	}
-	d := &Dispatcher{store: store, runs: runs, client: client, keys: keys, o: o, log: o.Logger,
+	d := &Dispatcher{store: store, runs: runs, client: client, keys: ring, o: o, log: o.Logger,
 		sem: make(chan struct{}, o.Concurrency), wake: make(chan struct{}, 1),
 		notified: map[sortie.RunID]struct{}{}, active: map[cfgKey]*activeCfg{}, memo: map[cfgKey]delivered{}}
 	d.base, d.cancel = context.WithCancel(context.Background())

@@ -7,6 +7,7 @@ import (
 	"slices"
 
 	"github.com/sortie-run/sortie"
+	"github.com/sortie-run/sortie/crypto/keyring"
 	"github.com/sortie-run/sortie/crypto/sign"
 )
 
@@ -14,7 +15,8 @@ import (
 var keyIDPattern = regexp.MustCompile(`^[a-z0-9][a-z0-9._-]{0,62}$`)
 
 // Keys are the host's webhook signing keys by key ID. A push
-// configuration's KeyID picks one; an empty KeyID picks Primary.
+// configuration's KeyID picks one; an empty KeyID picks Primary. The
+// dispatcher holds them in a [keyring.Ring], whose rules they follow.
 type Keys struct {
 	// Primary is the ID of the key that signs for configurations without a
 	// KeyID. Required; must be a key of Signers.
@@ -38,37 +40,61 @@ func SecretKeys(primary string, secrets map[string][]string) (Keys, error) {
 		}
 		k.Signers[id] = s
 	}
-	if err := k.validate(); err != nil {
+	if _, err := k.ring(); err != nil {
 		return Keys{}, err
 	}
 	return k, nil
 }
 
-// validate checks the key IDs, that every signer is set and that Primary
-// is one of them.
-func (k Keys) validate() error {
-	if len(k.Signers) == 0 {
-		return sortie.Invalidf("keys.signers", "at least one webhook signing key is required")
-	}
-	for _, id := range slices.Sorted(maps.Keys(k.Signers)) {
-		if !keyIDPattern.MatchString(id) {
-			return sortie.Invalidf("keys.signers", "key ID %.70q must be 1-63 characters of a-z, 0-9, '.', '_' or '-'", id)
-		}
-		if k.Signers[id] == nil {
+// signerRule is the rule of the webhook signing keys: IDs as
+// [sortie.PushConfig.KeyID] allows them, and no nil signer.
+var signerRule = &keyring.Rule[*sign.Signer]{
+	Kind:   "webhook signing key",
+	ID:     keyIDPattern,
+	IDText: "1-63 characters of a-z, 0-9, '.', '_' or '-'",
+	Field:  "keys.signers",
+	Check: func(id string, s *sign.Signer) error {
+		if s == nil {
 			return sortie.Invalidf("keys.signers", "key %q has no signer", id)
 		}
-	}
-	if _, ok := k.Signers[k.Primary]; !ok {
-		return sortie.Invalidf("keys.primary", "%.70q is not one of the %d signing keys", k.Primary, len(k.Signers))
-	}
-	return nil
+		return nil
+	},
 }
 
-// signer returns the signer of key ID id, the primary one for "".
-func (k Keys) signer(id string) (*sign.Signer, bool) {
-	if id == "" {
-		id = k.Primary
+// ring checks k and returns its signers as a [keyring.Ring] whose primary
+// is Primary.
+func (k Keys) ring() (*keyring.Ring[*sign.Signer], error) {
+	if len(k.Signers) == 0 {
+		return nil, sortie.Invalidf("keys.signers", "at least one webhook signing key is required")
 	}
-	s, ok := k.Signers[id]
-	return s, ok
+	if _, ok := k.Signers[k.Primary]; !ok {
+		return nil, sortie.Invalidf("keys.primary", "%.70q is not one of the %d signing keys", k.Primary, len(k.Signers))
+	}
+	r, err := keyring.New(signerRule, k.Primary, k.Signers[k.Primary])
+	for _, id := range slices.Sorted(maps.Keys(k.Signers)) {
+		if err == nil && id != k.Primary {
+			err = r.Add(id, k.Signers[id])
+		}
+	}
+	if err != nil {
+		return nil, err
+	}
+	return r, nil
+}
+
+// signer returns the signer of key ID id, the primary one for ""; an ID
+// not held wraps [keyring.ErrUnknownKey].
+func (d *Dispatcher) signer(id string) (*sign.Signer, error) {
+	if id == "" {
+		_, s := d.keys.PrimaryKey()
+		return s, nil
+	}
+	return d.keys.Key(id)
+}
+
+// HasKey reports whether the dispatcher signs with the key ID ("" names
+// the primary key), so a configuration naming an unknown key can be
+// refused when it is set instead of failing at its first delivery.
+func (d *Dispatcher) HasKey(id string) bool {
+	return id == "" || d.keys.Has(id)
 }
