@@ -80,8 +80,13 @@ func sealedToken(tok []byte) any {
 	return tok
 }
 
+// rowScanner is a *sql.Row or *sql.Rows positioned on a row.
+type rowScanner interface {
+	Scan(dest ...any) error
+}
+
 // scanPush reads one row of pushColumns.
-func scanPush(row interface{ Scan(dest ...any) error }) (*sortie.PushConfig, error) {
+func scanPush(row rowScanner) (*sortie.PushConfig, error) {
 	var cfg sortie.PushConfig
 	var tok []byte
 	d := &cfg.Delivery
