@@ -20,6 +20,7 @@ import (
 	"github.com/sortie-run/sortie/crypto/sign"
 	"github.com/sortie-run/sortie/functions"
 	"github.com/sortie-run/sortie/functions/probe"
+	"github.com/sortie-run/sortie/internal/testwait"
 	"github.com/sortie-run/sortie/launchers/local"
 	"github.com/sortie-run/sortie/server/callback"
 	"github.com/sortie-run/sortie/wire"
@@ -106,7 +107,10 @@ func callbackWorker(ctx context.Context, inv *sortie.Invocation) error {
 }
 
 // launch submits a probe run and returns the invocation of its first
-// attempt (the host must have been made with start nil).
+// attempt (the host must have been made with start nil), once the engine
+// has stored the launch's ref: it does so after Start returns, so a test
+// comparing the store before and after a request would otherwise see
+// that write land in between.
 func (h *host) launch(t testing.TB) *sortie.Invocation {
 	t.Helper()
 	run, err := h.client.Submit(context.Background(), &sortie.SubmitRequest{Agent: "probe", Variables: json.RawMessage(`{}`)})
@@ -118,6 +122,10 @@ func (h *host) launch(t testing.TB) *sortie.Invocation {
 		if inv.RunID != run.ID {
 			t.Fatalf("launched run %s, want %s", inv.RunID, run.ID)
 		}
+		testwait.Until(t, "the launch ref of run "+string(run.ID)+" stored", 10*time.Second, func() bool {
+			r, err := h.cp.Get(context.Background(), run.ID)
+			return err == nil && r.Current() != nil && r.Current().Ref != nil
+		})
 		return inv
 	case <-time.After(10 * time.Second):
 		t.Fatalf("run %s was not launched", run.ID)
