@@ -42,6 +42,12 @@ type Options struct {
 	// under /a2a/). When it is a [Drainer], Drain is called at shutdown.
 	// Optional.
 	A2A http.Handler
+	// Events takes CloudEvents POSTed to /v1/events, behind the client
+	// API's authentication (bearer tokens, or loopback-only without them):
+	// `sortie serve --trigger-rules` mounts functions/triggers/cehttp's
+	// handler, which routes each event through the host's trigger rules.
+	// Optional; without it the route answers 404.
+	Events http.Handler
 	// Pushes is told about each change of a run's push configurations and
 	// of runs, so it delivers webhooks. When it is also [PushKeys], a push
 	// configuration naming a key it does not sign with is refused.
@@ -70,6 +76,9 @@ type Options struct {
 type Drainer interface {
 	Drain()
 }
+
+// EventsPath is where a host takes CloudEvents ([Options.Events]).
+const EventsPath = "/v1/events"
 
 // Notifiable is told when a run or its push configurations change; the
 // push dispatcher implements it.
@@ -165,6 +174,9 @@ func (s *Server) routes() http.Handler {
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {
 		writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
 	})
+	if s.opts.Events != nil {
+		api("POST "+EventsPath, s.opts.Events.ServeHTTP)
+	}
 	if s.opts.Callbacks != nil {
 		mux.Handle("/v1/worker/", s.opts.Callbacks)
 	}

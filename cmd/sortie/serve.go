@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"maps"
 	"net"
+	"net/http"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -20,6 +21,8 @@ import (
 	"github.com/sortie-run/sortie/crypto/envelope"
 	"github.com/sortie-run/sortie/crypto/localkey"
 	"github.com/sortie-run/sortie/destination"
+	"github.com/sortie-run/sortie/functions/triggers"
+	"github.com/sortie-run/sortie/functions/triggers/cehttp"
 	"github.com/sortie-run/sortie/internal/loopback"
 	"github.com/sortie-run/sortie/server"
 	a2aserver "github.com/sortie-run/sortie/server/a2a"
@@ -37,6 +40,8 @@ type serveFlags struct {
 	callbacks  bool
 	publicURL  string
 	agentDirs  []string
+	rulesFile  string
+	rules      *triggers.Rules
 	keyring    *callback.Keyring
 	tokenList  []string
 }
@@ -53,6 +58,9 @@ at /.well-known/agent-card.json, JSON-RPC and REST under /a2a), its reconciler, 
 push webhook delivery. Clients use it with "sortie --host URL <command>" or the Go
 client's HTTP transport. API tokens come from SORTIE_API_TOKENS (comma-separated)
 or --api-tokens-file (one a line); without any, serve listens on loopback only.
+With --trigger-rules, CloudEvents POSTed to /v1/events (binary or structured mode,
+one event per request, with the API's authentication) start the runs the rules
+name, deduplicated on the event's (source, id); the answer lists each outcome.
 SIGINT, SIGTERM or SIGHUP shuts down gracefully: requests in flight finish, event streams
 end (clients resume with Last-Event-ID).`,
 		Args: exactArgs(0),
@@ -67,6 +75,7 @@ end (clients resume with Last-Event-ID).`,
 	f.StringArrayVar(&s.agentDirs, "agent", nil, "also host the agent of this directory (holding agent.json); repeatable")
 	f.BoolVar(&s.callbacks, "worker-callbacks", false, "workers report over HTTPS callbacks to this host (signed per run and attempt) instead of writing the control plane")
 	f.StringVar(&s.publicURL, "public-url", os.Getenv("SORTIE_PUBLIC_URL"), "the URL workers reach this host at, for --worker-callbacks (default http://LISTEN-ADDRESS; env SORTIE_PUBLIC_URL)")
+	f.StringVar(&s.rulesFile, "trigger-rules", os.Getenv("SORTIE_TRIGGER_RULES"), "take CloudEvents at POST "+server.EventsPath+" (API auth) and start the runs this rules file names (env SORTIE_TRIGGER_RULES; see examples/triggers)")
 	return c
 }
 
@@ -82,6 +91,11 @@ func (s *serveFlags) run(ctx context.Context, g *globals) error {
 	}
 	if g.hostURL != "" {
 		return usagef("serve: --host names a remote host; serve runs the embedded one")
+	}
+	if s.rulesFile != "" {
+		if s.rules, err = loadTriggerRules(s.rulesFile); err != nil {
+			return err
+		}
 	}
 	ln, err := net.Listen("tcp", s.listen)
 	if err != nil {
@@ -172,7 +186,7 @@ func serve(ctx context.Context, g *globals, s *serveFlags, h *host, tokens []str
 		return err
 	}
 	opts := server.Options{Engine: h.engine, APITokens: tokens, AnyClient: s.insecure, Logger: h.log, FollowPoll: s.followPoll,
-		Pushes: pushes, CheckPushURL: policy.Check}
+		Pushes: pushes, CheckPushURL: policy.Check, Events: s.events(h)}
 	agents := slices.SortedFunc(maps.Values(h.agents), func(a, b sortie.Manifest) int { return strings.Compare(a.Name, b.Name) })
 	if opts.A2A, err = a2aserver.New(h.engine, agents, &a2aserver.Options{
 		PublicURL: s.publicURL, PushChanged: pushes.Notify, CheckPushURL: policy.Check, TokenSealer: sealer, BearerAuth: len(tokens) > 0, Logger: h.log}); err != nil {
@@ -211,9 +225,21 @@ func (s *serveFlags) announce(g *globals) {
 		auth = "NONE on a non-loopback address (--insecure-no-auth)"
 	}
 	fmt.Fprintf(os.Stderr, "sortie serve: client API auth: %s; serve is plain HTTP: put TLS in front of it off loopback\n", auth)
+	if s.rules != nil {
+		fmt.Fprintf(os.Stderr, "sortie serve: CloudEvents at POST %s start runs by %d rule(s) of %s\n", server.EventsPath, s.rules.Len(), s.rulesFile)
+	}
 	if g.issuer != nil {
 		fmt.Fprintf(os.Stderr, "sortie serve: workers report over callbacks to %s\n", callbackBase(s, g))
 	}
+}
+
+// events is the CloudEvents handler of --trigger-rules, or nil.
+func (s *serveFlags) events(h *host) http.Handler {
+	if s.rules == nil {
+		return nil
+	}
+	router := triggers.NewRouter(s.rules, h.engine, &triggers.Options{Logger: h.log})
+	return cehttp.NewHandler(router, &cehttp.Options{Logger: h.log})
 }
 
 func (s *serveFlags) tokenSource() string {
