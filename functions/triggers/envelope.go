@@ -68,7 +68,9 @@ func isS3Notification(obj map[string]any) bool {
 }
 
 // isSNSEnvelope reports a decoded SNS notification as SNS writes it into
-// an SQS message body: Type Notification, MessageId, TopicArn, Message.
+// an SQS message body without raw message delivery (Amazon SNS Developer
+// Guide, "Amazon SNS message and JSON formats"): Type Notification,
+// MessageId, TopicArn, Message (a string, the published message).
 func isSNSEnvelope(obj map[string]any) bool {
 	id, _ := obj["MessageId"].(string)
 	_, topic := obj["TopicArn"].(string)
