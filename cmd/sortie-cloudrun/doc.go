@@ -17,5 +17,6 @@
 // and stores their outcomes.
 //
 // The control plane is the DynamoDB table of SORTIE_DYNAMODB_TABLE or the
-// SQLite file of SORTIE_SQLITE_PATH (exactly one).
+// SQLite file of SORTIE_SQLITE_PATH (exactly one). Package host/gcphost
+// assembles the container; its handlers are package host/builtin's.
 package main

@@ -4,15 +4,15 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"net"
 	"os"
 	"os/signal"
 	"syscall"
 
-	"github.com/sortie-run/sortie"
-	"github.com/sortie-run/sortie/examples/textstats"
 	"github.com/sortie-run/sortie/functions"
 	fncloudrun "github.com/sortie-run/sortie/functions/cloudrun"
-	"github.com/sortie-run/sortie/functions/probe"
+	"github.com/sortie-run/sortie/host/builtin"
+	"github.com/sortie-run/sortie/host/gcphost"
 )
 
 func main() {
@@ -29,11 +29,8 @@ func run() int {
 		return 2
 	}
 	log := slog.New(slog.NewJSONHandler(os.Stderr, &slog.HandlerOptions{Level: env.LogLevel}))
-	reg := functions.NewRegistry()
-	probe.Register(reg)
-	textstats.Register(reg)
-	w := &functions.Worker{Registry: reg, Logger: log}
-	cp, err := env.OpenControlPlane(context.Background())
+	w := &functions.Worker{Registry: builtin.Registry(), Logger: log}
+	cp, err := gcphost.OpenControlPlane(context.Background(), env)
 	if err != nil {
 		log.Error("sortie-cloudrun: start", "err", err)
 		return 1
@@ -52,11 +49,21 @@ func run() int {
 	return 0
 }
 
-// agents are the agents trigger rules may start: the handlers this binary
-// registers.
-func agents() sortie.Agents {
-	return sortie.Agents{
-		"textstats": textstats.Manifest,
-		"probe":     {Name: "probe", Version: "1", Runtime: "go:probe", Description: "programmable test agent"},
+// serve is service mode: on PORT until SIGTERM.
+func serve(ctx context.Context, env *fncloudrun.Env, w *functions.Worker, cp gcphost.ControlPlane, log *slog.Logger) int {
+	svc, err := gcphost.NewService(ctx, env, w, cp, builtin.Agents(), log)
+	if err != nil {
+		log.Error("sortie-cloudrun: triggers", "err", err)
+		return 2
 	}
+	defer svc.Close()
+	ln, err := net.Listen("tcp", net.JoinHostPort("", env.Port))
+	if err == nil {
+		err = svc.Serve(ctx, ln)
+	}
+	if err != nil {
+		log.Error("sortie-cloudrun: serve", "err", err)
+		return 1
+	}
+	return 0
 }

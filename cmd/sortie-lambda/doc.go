@@ -3,7 +3,8 @@
 // reconciler, the reconciler of on-failure destination records and
 // scheduled events. Its configuration comes from the environment only (the
 // Env* constants of package github.com/sortie-run/sortie/functions/lambda).
-// It registers the same handlers as the CLI's worker: probe and textstats.
+// It registers the same handlers as the CLI's worker (package host/builtin:
+// probe and textstats) and builds the function with package host/awshost.
 //
 // Build it as the function's bootstrap, for arm64 or amd64:
 //

@@ -18,10 +18,16 @@ func TestLeanDependencies(t *testing.T) {
 	if err != nil {
 		t.Fatalf("go list -deps: %v\n%s", err, out)
 	}
-	for _, heavy := range []string{"modernc.org/sqlite", "github.com/spf13/cobra", "google.golang.org/grpc", "cloud.google.com/go"} {
+	for _, heavy := range []string{"modernc.org/sqlite", "github.com/spf13/cobra", "google.golang.org/grpc", "cloud.google.com/go",
+		"github.com/a2aproject/a2a-go", "github.com/hashicorp/hcl", "github.com/santhosh-tekuri/jsonschema",
+		"github.com/sortie-run/sortie/server"} {
 		if strings.Contains(string(out), heavy+"\n") || strings.Contains(string(out), heavy+"/") {
 			t.Errorf("sortie-lambda depends on %s, want it left out of the bootstrap", heavy)
 		}
+	}
+	// The API host (package host) is left out; its lean AWS part is in.
+	if !strings.Contains(string(out), "github.com/sortie-run/sortie/host/awshost\n") || strings.Contains(string(out), "github.com/sortie-run/sortie/host\n") {
+		t.Errorf("sortie-lambda's packages:\n%s\nwant host/awshost and not host", out)
 	}
 }
 

@@ -11,6 +11,7 @@ import (
 
 	"github.com/sortie-run/sortie"
 	fnlambda "github.com/sortie-run/sortie/functions/lambda"
+	"github.com/sortie-run/sortie/host/awshost"
 )
 
 // The AWS host: with --dynamodb-table the commands keep runs in the
@@ -80,39 +81,33 @@ func (g *globals) validateAWS() error {
 	return nil
 }
 
-// env is the functions/lambda configuration of the flags.
-func (a *awsFlags) env() *fnlambda.Env {
-	return &fnlambda.Env{Table: a.table, DynamoEndpoint: a.dynamoEndpoint, WorkerFunction: a.function,
-		LambdaEndpoint: a.lambdaEndpoint, KMSEndpoint: a.kmsEndpoint, Keys: a.keys}
+// config is the host/awshost configuration of the flags.
+func (a *awsFlags) config() awshost.Config {
+	return awshost.Config{Table: a.table, DynamoEndpoint: a.dynamoEndpoint, Function: a.function,
+		LambdaEndpoint: a.lambdaEndpoint, KMSEndpoint: a.kmsEndpoint, KMSKeys: a.keys}
 }
 
 // openAWS opens the AWS host: the DynamoDB control plane and, with
 // --lambda-function, an engine launching on it. Without a function only
 // commands that launch nothing (get, list, cancel, push) may run.
 func (g *globals) openAWS(log *slog.Logger, agents sortie.Agents) (*host, error) {
-	ctx := context.Background()
-	env := g.aws.env()
+	if g.aws.function == "" && !launchesNothing(g.command) {
+		return nil, usagef("%s launches attempts: --dynamodb-table %s needs --lambda-function (or %s), the worker function to run them on",
+			g.commandName(), g.aws.table, fnlambda.EnvWorkerFunction)
+	}
+	ah, err := awshost.Open(context.Background(), g.aws.config())
+	if err != nil {
+		return nil, err
+	}
 	var e *sortie.Engine
-	var cp hostControlPlane
 	if g.aws.function == "" {
-		if !launchesNothing(g.command) {
-			return nil, usagef("%s launches attempts: --dynamodb-table %s needs --lambda-function (or %s), the worker function to run them on",
-				g.commandName(), g.aws.table, fnlambda.EnvWorkerFunction)
-		}
-		dcp, err := env.ControlPlane(ctx)
-		if err != nil {
-			return nil, err
-		}
-		cp, e = dcp, sortie.NewEngine(dcp, noLauncher{}, agents, &sortie.EngineOptions{Logger: log})
-	} else {
-		eng, dcp, err := env.Engine(ctx, agents, sortie.EngineOptions{Logger: log, ReportIssuer: g.issuer})
-		if err != nil {
-			return nil, err
-		}
-		cp, e = dcp, eng
+		e = sortie.NewEngine(ah.ControlPlane, noLauncher{}, agents, &sortie.EngineOptions{Logger: log})
+	} else if e, err = ah.Engine(agents, sortie.EngineOptions{Logger: log, ReportIssuer: g.issuer}); err != nil {
+		ah.Close()
+		return nil, err
 	}
 	client := sortie.NewClient(e, &sortie.ClientOptions{PollInterval: awsPollInterval})
-	return &host{cp: cp, engine: e, client: client, agents: agents, log: log}, nil
+	return &host{cp: ah.ControlPlane, engine: e, client: client, agents: agents, log: log}, nil
 }
 
 // launchesNothing reports the commands that only read or change stored

@@ -16,9 +16,8 @@ import (
 
 	"github.com/sortie-run/sortie"
 	"github.com/sortie-run/sortie/controlplane/sqlite"
-	"github.com/sortie-run/sortie/examples/textstats"
 	"github.com/sortie-run/sortie/functions"
-	"github.com/sortie-run/sortie/functions/probe"
+	"github.com/sortie-run/sortie/host/builtin"
 	"github.com/sortie-run/sortie/internal/strictjson"
 	"github.com/sortie-run/sortie/launchers/local"
 	"github.com/spf13/cobra"
@@ -115,22 +114,6 @@ func (h *host) Close() {
 	}
 }
 
-// builtinAgents are the agents every sortie binary knows by name.
-func builtinAgents() sortie.Agents {
-	return sortie.Agents{
-		"textstats": textstats.Manifest,
-		"probe":     {Name: "probe", Version: "1", Runtime: "go:probe", Description: "programmable test agent"},
-	}
-}
-
-// registry holds the Go handlers of this binary's worker.
-func registry() *functions.Registry {
-	r := functions.NewRegistry()
-	textstats.Register(r)
-	probe.Register(r)
-	return r
-}
-
 func (g *globals) absStateDir() (string, error) {
 	dir, err := filepath.Abs(g.stateDir)
 	if err != nil {
@@ -166,7 +149,7 @@ func (g *globals) worker(log *slog.Logger) (*functions.Worker, error) {
 	if err != nil {
 		return nil, err
 	}
-	w := &functions.Worker{Registry: registry(), Logger: log, Destinations: dest}
+	w := &functions.Worker{Registry: builtin.Registry(), Logger: log, Destinations: dest}
 	if g.runtimes != "" {
 		rt, err := functions.LoadExecRuntimes(g.runtimes)
 		if err != nil {
@@ -187,7 +170,7 @@ func (g *globals) openHost(extra ...sortie.Manifest) (*host, error) {
 	if g.hostURL != "" {
 		return g.openRemote(log)
 	}
-	agents := builtinAgents()
+	agents := builtin.Agents()
 	for _, m := range extra {
 		agents[m.Name] = m
 	}

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/sortie-run/sortie"
+	"github.com/sortie-run/sortie/host/builtin"
 )
 
 const secretValue = "cli-canary-93b2-not-for-logs"
@@ -123,7 +124,7 @@ func sealedInvocation(t *testing.T, g *globals, dir string) []byte {
 	if err != nil {
 		t.Fatal(err)
 	}
-	run := &sortie.Run{ID: sortie.NewRunID(time.Now()), Agent: builtinAgents()["probe"]}
+	run := &sortie.Run{ID: sortie.NewRunID(time.Now()), Agent: builtin.Agents()["probe"]}
 	cs := s.(sortie.ConfigSealer)
 	atRest, err := cs.SealConfig(context.Background(), run, json.RawMessage(`{"API_TOKEN":"`+secretValue+`"}`))
 	if err != nil {

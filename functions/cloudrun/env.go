@@ -8,13 +8,7 @@ import (
 	"net/http"
 	"time"
 
-	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/config"
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
-
 	"github.com/sortie-run/sortie"
-	"github.com/sortie-run/sortie/controlplane/dynamo"
-	"github.com/sortie-run/sortie/controlplane/sqlite"
 	"github.com/sortie-run/sortie/functions"
 )
 
@@ -121,32 +115,6 @@ func LoadEnv(getenv func(string) string) (*Env, error) {
 		}
 	}
 	return e, nil
-}
-
-// OpenControlPlane opens the control plane the deployment names: the
-// DynamoDB table of [EnvDynamoTable], or the SQLite file of [EnvSQLitePath].
-func (e *Env) OpenControlPlane(ctx context.Context) (sortie.ControlPlane, error) {
-	if e.DynamoTable != "" {
-		cfg, err := config.LoadDefaultConfig(ctx)
-		if err != nil {
-			return nil, fmt.Errorf("cloudrun: load the AWS configuration: %w", err)
-		}
-		db := dynamodb.NewFromConfig(cfg, func(o *dynamodb.Options) {
-			if e.DynamoEndpoint != "" {
-				o.BaseEndpoint = aws.String(e.DynamoEndpoint)
-			}
-		})
-		cp, err := dynamo.New(db, e.DynamoTable, nil)
-		if err != nil {
-			return nil, fmt.Errorf("cloudrun: open control plane: %w", err)
-		}
-		return cp, nil
-	}
-	cp, err := sqlite.Open(e.SQLitePath, nil)
-	if err != nil {
-		return nil, fmt.Errorf("cloudrun: open control plane: %w", err)
-	}
-	return cp, nil
 }
 
 // RunJob is job mode: it decodes the invocation of [EnvInvocation] and

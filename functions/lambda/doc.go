@@ -1,7 +1,9 @@
 // Package lambda is the AWS Lambda glue of the worker runtime
-// (aws-lambda-go): [Handler.Invoke] is the function's handler, and
-// cmd/sortie-lambda builds it from the environment ([LoadEnv], [Env.Handler])
-// and starts it on provided.al2023 (`go build -tags lambda.norpc -o
+// (aws-lambda-go): [Handler.Invoke] is the function's handler (and
+// [TriggerHandler] the trigger mode's), and cmd/sortie-lambda reads the
+// environment ([LoadEnv]), builds the function with package host/awshost
+// (which opens the DynamoDB control plane, the KMS keyring and the Lambda
+// launcher) and starts it on provided.al2023 (`go build -tags lambda.norpc -o
 // bootstrap ./cmd/sortie-lambda`, arm64 or amd64).
 //
 // # Worker mode
@@ -43,8 +45,6 @@
 //
 // The same configuration builds the host of a long-lived process (sortie
 // serve in a container, with the CLI's --dynamodb-table, --lambda-function
-// and --kms-keys): [Env.Engine] opens the DynamoDB control plane and an
-// engine launching attempts on the worker function and sealing inline
-// configuration with the keyring ([ParseKMSKeys] reads its value);
-// [Env.ControlPlane] opens the control plane alone.
+// and --kms-keys): package host/awshost opens the same parts from the same
+// values ([ParseKMSKeys] reads the keyring's).
 package lambda

@@ -41,17 +41,6 @@ func TestLoadEnv(t *testing.T) {
 	}
 }
 
-// Env.Engine needs the worker function attempts are launched on, and says
-// so before opening anything.
-func TestEngineNeedsWorkerFunction(t *testing.T) {
-	e := &fnlambda.Env{Table: "runs"}
-	eng, cp, err := e.Engine(t.Context(), sortie.Agents{}, sortie.EngineOptions{})
-	var ve *sortie.ValidationError
-	if !errors.As(err, &ve) || ve.Field != fnlambda.EnvWorkerFunction || eng != nil || cp != nil {
-		t.Errorf("Env{Table: runs}.Engine = %v, %v, %v; want nil, nil and a *sortie.ValidationError naming %s", eng, cp, err, fnlambda.EnvWorkerFunction)
-	}
-}
-
 // ParseKMSKeys names the field it was given; an empty value is no keys.
 func TestParseKMSKeys(t *testing.T) {
 	got, err := fnlambda.ParseKMSKeys("--kms-keys", " ")

@@ -7,8 +7,8 @@ import (
 )
 
 // The function's configuration comes from its environment; cmd/sortie-lambda
-// reads it with os.Getenv, builds the handler with Env.Handler and starts it
-// with aws-lambda-go.
+// reads it with os.Getenv, builds the handler with package host/awshost's
+// Function and starts it with aws-lambda-go.
 func ExampleLoadEnv() {
 	env := map[string]string{
 		fnlambda.EnvTable:     "sortie-runs",
@@ -25,7 +25,7 @@ func ExampleLoadEnv() {
 }
 
 // A host outside Lambda reads the keyring in the same format, from its own
-// flag, and hands it to Env.Engine.
+// flag, and hands it to package host/awshost.
 func ExampleParseKMSKeys() {
 	keys, err := fnlambda.ParseKMSKeys("--kms-keys", "k2=arn:aws:kms:eu-west-1:111122223333:alias/new, k1=arn:aws:kms:eu-west-1:111122223333:alias/old")
 	if err != nil {

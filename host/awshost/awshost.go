@@ -1,0 +1,149 @@
+package awshost
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/config"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/kms"
+	awslambda "github.com/aws/aws-sdk-go-v2/service/lambda"
+
+	"github.com/sortie-run/sortie"
+	"github.com/sortie-run/sortie/controlplane/dynamo"
+	"github.com/sortie-run/sortie/crypto/awskms"
+	"github.com/sortie-run/sortie/crypto/envelope"
+	lambdalauncher "github.com/sortie-run/sortie/launchers/lambda"
+)
+
+// Config names a host's AWS resources. Errors about a field name it as
+// written here ("Function", "KMSKeys").
+type Config struct {
+	// Table is the DynamoDB control plane's table. Required.
+	Table string
+	// DynamoEndpoint overrides the DynamoDB endpoint URL (for example
+	// DynamoDB Local's). Optional; defaults to the region's.
+	DynamoEndpoint string
+	// Function is the worker Lambda function attempts are launched on, a
+	// name or ARN. Optional; without it [Host.Engine] and [Host.Launcher]
+	// refuse.
+	Function string
+	// LambdaEndpoint overrides the Lambda endpoint URL. Optional; defaults
+	// to the region's.
+	LambdaEndpoint string
+	// KMSKeys is the keyring of inline configuration: (key ID, KMS key ARN,
+	// ID or alias) pairs, the primary first, as functions/lambda's
+	// ParseKMSKeys reads them. Optional; without keys [Host.Sealer] is nil
+	// and inline configuration is off.
+	KMSKeys [][2]string
+	// KMSEndpoint overrides the KMS endpoint URL. Optional; defaults to the
+	// region's.
+	KMSEndpoint string
+}
+
+// Host is the opened AWS parts of a [Config].
+type Host struct {
+	cfg Config
+	aws aws.Config
+	// ControlPlane is the DynamoDB control plane of Config.Table.
+	ControlPlane *dynamo.ControlPlane
+	keeper       *envelope.Keeper
+}
+
+// Open loads the AWS configuration and opens the control plane of
+// cfg.Table and the keyring of cfg.KMSKeys. It makes no AWS call. It
+// returns a [*sortie.ValidationError] naming Table when it is empty, or
+// wraps the keyring's error for a key it refuses; the caller closes the
+// host.
+func Open(ctx context.Context, cfg Config) (*Host, error) {
+	if cfg.Table == "" {
+		return nil, sortie.Invalidf("Table", "the DynamoDB table is required")
+	}
+	awsCfg, err := config.LoadDefaultConfig(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("awshost: load the AWS configuration: %w", err)
+	}
+	db := dynamodb.NewFromConfig(awsCfg, func(o *dynamodb.Options) { o.BaseEndpoint = endpoint(cfg.DynamoEndpoint) })
+	cp, err := dynamo.New(db, cfg.Table, nil)
+	if err != nil {
+		return nil, fmt.Errorf("awshost: control plane: %w", err)
+	}
+	h := &Host{cfg: cfg, aws: awsCfg, ControlPlane: cp}
+	if h.keeper, err = h.openKeyring(); err != nil {
+		cp.Close()
+		return nil, err
+	}
+	return h, nil
+}
+
+func endpoint(url string) *string {
+	if url == "" {
+		return nil
+	}
+	return aws.String(url)
+}
+
+// openKeyring returns the keeper of cfg.KMSKeys, or nil without keys.
+func (h *Host) openKeyring() (*envelope.Keeper, error) {
+	var ring *envelope.Keyring
+	client := kms.NewFromConfig(h.aws, func(o *kms.Options) { o.BaseEndpoint = endpoint(h.cfg.KMSEndpoint) })
+	for _, k := range h.cfg.KMSKeys {
+		kek, err := awskms.New(client, k[1])
+		if err != nil {
+			return nil, fmt.Errorf("awshost: KMSKeys: key %s: %w", k[0], err)
+		}
+		if ring == nil {
+			ring, err = envelope.NewKeyring(k[0], kek)
+		} else {
+			err = ring.Add(k[0], kek)
+		}
+		if err != nil {
+			return nil, fmt.Errorf("awshost: KMSKeys: %w", err)
+		}
+	}
+	if ring == nil {
+		return nil, nil
+	}
+	return envelope.New(ring, &envelope.Options{Cache: &envelope.CacheOptions{}}), nil
+}
+
+// Sealer returns the keyring's configuration sealer and opener (the
+// engine's [sortie.EngineOptions.Sealer], the worker's inline
+// configuration opener), or nil when Config.KMSKeys is empty.
+func (h *Host) Sealer() *envelope.Config {
+	if h.keeper == nil {
+		return nil
+	}
+	return envelope.NewConfig(h.keeper)
+}
+
+// Launcher returns the Lambda launcher of Config.Function, or a
+// [*sortie.ValidationError] naming Function when it is empty.
+func (h *Host) Launcher() (*lambdalauncher.Launcher, error) {
+	if h.cfg.Function == "" {
+		return nil, sortie.Invalidf("Function", "the worker function attempts are launched on is required")
+	}
+	client := awslambda.NewFromConfig(h.aws, func(o *awslambda.Options) { o.BaseEndpoint = endpoint(h.cfg.LambdaEndpoint) })
+	l, err := lambdalauncher.New(client, lambdalauncher.Options{Function: h.cfg.Function, Region: h.aws.Region})
+	if err != nil {
+		return nil, fmt.Errorf("awshost: Function: %w", err)
+	}
+	return l, nil
+}
+
+// Engine returns an engine over the control plane that launches attempts
+// on Config.Function and resolves agent names with agents. With KMS keys,
+// opts.Sealer becomes the keyring's [Host.Sealer]; otherwise opts is used
+// as given. It returns a [*sortie.ValidationError] naming Function when
+// Config.Function is empty. The caller closes the engine before the host.
+func (h *Host) Engine(agents sortie.AgentCatalog, opts sortie.EngineOptions) (*sortie.Engine, error) {
+	l, err := h.Launcher()
+	if err != nil {
+		return nil, err
+	}
+	return h.newEngine(l, agents, opts), nil
+}
+
+// Close closes the control plane.
+func (h *Host) Close() error { return h.ControlPlane.Close() }

@@ -1,0 +1,102 @@
+package awshost
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+
+	"github.com/sortie-run/sortie"
+	"github.com/sortie-run/sortie/functions"
+	fnlambda "github.com/sortie-run/sortie/functions/lambda"
+	"github.com/sortie-run/sortie/functions/triggers"
+	lambdalauncher "github.com/sortie-run/sortie/launchers/lambda"
+)
+
+// Handler is a Lambda function's handler, for aws-lambda-go's lambda.Start.
+type Handler = func(ctx context.Context, event json.RawMessage) (any, error)
+
+// FromEnv is the Config of the Lambda function's environment.
+func FromEnv(env *fnlambda.Env) Config {
+	return Config{Table: env.Table, DynamoEndpoint: env.DynamoEndpoint, Function: env.WorkerFunction,
+		LambdaEndpoint: env.LambdaEndpoint, KMSKeys: env.Keys, KMSEndpoint: env.KMSEndpoint}
+}
+
+// Function builds the Lambda function of env (functions/lambda's LoadEnv
+// reads it): in worker mode a [fnlambda.Handler] whose worker runs reg's
+// handlers and opens inline configuration with the KMS keyring (env's
+// ConfigEnv is the allowlist); in reconciler mode the same handler with an
+// engine factory launching on env's worker function; in trigger mode the
+// rules of env's TriggerRules routing events to runs of agents. The host
+// stays open for the life of the process. A configuration error is a
+// [*sortie.ValidationError] naming the environment variable.
+func Function(ctx context.Context, env *fnlambda.Env, reg *functions.Registry, agents sortie.AgentCatalog, log *slog.Logger) (Handler, error) {
+	h, err := Open(ctx, FromEnv(env))
+	if err != nil {
+		return nil, envError(err)
+	}
+	if env.Mode == fnlambda.ModeTrigger {
+		return h.triggerHandler(env, agents, log)
+	}
+	w := &functions.Worker{Registry: reg, Logger: log}
+	if s := h.Sealer(); s != nil {
+		w.InlineConfig = &functions.InlineConfig{Opener: s, Allow: env.ConfigEnv}
+	}
+	fh := &fnlambda.Handler{Mode: env.Mode, Worker: w, ControlPlane: h.ControlPlane, Logger: log}
+	if env.Mode == fnlambda.ModeReconciler && env.WorkerFunction != "" {
+		l, err := h.Launcher()
+		if err != nil {
+			return nil, envError(err)
+		}
+		// The reconciler needs no agents: runs carry their manifest.
+		fh.NewEngine = func() *sortie.Engine { return h.newEngine(l, sortie.Agents{}, sortie.EngineOptions{Logger: log}) }
+	}
+	return func(ctx context.Context, event json.RawMessage) (any, error) {
+		resp, err := fh.Invoke(ctx, event)
+		if err != nil {
+			return nil, err
+		}
+		return resp, nil
+	}, nil
+}
+
+// triggerHandler is the trigger mode's handler: env's rules route events
+// to runs of agents, launched on env's worker function.
+func (h *Host) triggerHandler(env *fnlambda.Env, agents sortie.AgentCatalog, log *slog.Logger) (Handler, error) {
+	rules, err := triggers.LoadRules(env.TriggerRules)
+	if err != nil {
+		return nil, fmt.Errorf("awshost: %s: %w", fnlambda.EnvTriggerRules, err)
+	}
+	engine, err := h.Engine(agents, sortie.EngineOptions{Logger: log})
+	if err != nil {
+		return nil, envError(err)
+	}
+	router := triggers.NewRouter(rules, engine, &triggers.Options{Logger: log})
+	return fnlambda.TriggerHandler(router, engine, log), nil
+}
+
+// newEngine is an engine over the control plane launching with l, sealing
+// with the keyring when there is one.
+func (h *Host) newEngine(l *lambdalauncher.Launcher, agents sortie.AgentCatalog, opts sortie.EngineOptions) *sortie.Engine {
+	if s := h.Sealer(); s != nil {
+		opts.Sealer = s
+	}
+	return sortie.NewEngine(h.ControlPlane, l, agents, &opts)
+}
+
+// envNames are the variables of the Config fields whose errors Function
+// returns.
+var envNames = map[string]string{"Table": fnlambda.EnvTable, "Function": fnlambda.EnvWorkerFunction}
+
+// envError renames a [*sortie.ValidationError] naming a Config field after
+// its environment variable.
+func envError(err error) error {
+	var ve *sortie.ValidationError
+	if errors.As(err, &ve) {
+		if name, ok := envNames[ve.Field]; ok {
+			return sortie.Invalidf(name, "%s", ve.Reason)
+		}
+	}
+	return err
+}

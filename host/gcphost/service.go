@@ -1,0 +1,90 @@
+package gcphost
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"time"
+
+	"github.com/sortie-run/sortie"
+	"github.com/sortie-run/sortie/functions"
+	fncloudrun "github.com/sortie-run/sortie/functions/cloudrun"
+	"github.com/sortie-run/sortie/functions/triggers"
+	"github.com/sortie-run/sortie/functions/triggers/cehttp"
+)
+
+// ShutdownGrace bounds the wait for requests in flight when service mode
+// stops; Cloud Run gives an instance 10 s after SIGTERM.
+const ShutdownGrace = 5 * time.Second
+
+// Service is the container's service mode: [fncloudrun.Handler] on
+// [fncloudrun.InvocationsPath] and, with trigger rules, CloudEvents on
+// [fncloudrun.EventsPath], both for callers with a Google ID token for the
+// service's audience.
+type Service struct {
+	invocations *fncloudrun.Handler
+	mux         *http.ServeMux
+	closeEvents func()
+	log         *slog.Logger
+}
+
+// NewService builds service mode from env: w executes the invocations,
+// reporting to cp; with [fncloudrun.EnvTriggerRules] the rules route
+// Eventarc's events to runs of agents launched on the Job of
+// [fncloudrun.EnvJob]. It fails for rules that do not load or a Job the
+// launcher refuses. log may be nil (slog.Default()). The caller closes the
+// service.
+func NewService(ctx context.Context, env *fncloudrun.Env, w *functions.Worker, cp sortie.ControlPlane, agents sortie.AgentCatalog, log *slog.Logger) (*Service, error) {
+	if log == nil {
+		log = slog.Default()
+	}
+	verifier := &fncloudrun.IDTokenVerifier{Audience: env.Audience}
+	s := &Service{invocations: &fncloudrun.Handler{Worker: w, ControlPlane: cp, Logger: log, Verifier: verifier},
+		mux: http.NewServeMux(), closeEvents: func() {}, log: log}
+	s.mux.Handle(fncloudrun.InvocationsPath, s.invocations)
+	if env.TriggerRules == "" {
+		return s, nil
+	}
+	rules, err := triggers.LoadRules(env.TriggerRules)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", fncloudrun.EnvTriggerRules, err)
+	}
+	l, closeJobs, err := OpenJobs(ctx, env.Job)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", fncloudrun.EnvJob, err)
+	}
+	s.closeEvents = closeJobs
+	engine := sortie.NewEngine(cp, l, agents, &sortie.EngineOptions{Logger: log})
+	router := triggers.NewRouter(rules, engine, &triggers.Options{Logger: log})
+	s.mux.Handle(fncloudrun.EventsPath, fncloudrun.Verified(verifier, cehttp.NewHandler(router, &cehttp.Options{Logger: log}), log))
+	return s, nil
+}
+
+// Serve serves on ln until ctx ends (SIGTERM), then stops taking requests,
+// waits up to [ShutdownGrace] for those in flight, ends the attempts still
+// running and stores their outcomes. It returns the server's error when
+// serving fails before ctx ends, else nil.
+func (s *Service) Serve(ctx context.Context, ln net.Listener) error {
+	srv := &http.Server{Handler: s.mux, ReadHeaderTimeout: 10 * time.Second}
+	errc := make(chan error, 1)
+	go func() { errc <- srv.Serve(ln) }()
+	select {
+	case err := <-errc:
+		s.invocations.Close()
+		return err
+	case <-ctx.Done():
+	}
+	sctx, cancel := context.WithTimeout(context.Background(), ShutdownGrace)
+	defer cancel()
+	if err := srv.Shutdown(sctx); err != nil && !errors.Is(err, http.ErrServerClosed) {
+		s.log.Warn("cloudrun service: shutdown", "err", err)
+	}
+	s.invocations.Close()
+	return nil
+}
+
+// Close releases the Admin API clients of the trigger route.
+func (s *Service) Close() { s.closeEvents() }
