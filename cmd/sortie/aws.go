@@ -1,15 +1,11 @@
 package main
 
 import (
-	"context"
-	"log/slog"
 	"os"
-	"time"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
-	"github.com/sortie-run/sortie"
 	fnlambda "github.com/sortie-run/sortie/functions/lambda"
 	"github.com/sortie-run/sortie/host/awshost"
 )
@@ -21,10 +17,6 @@ import (
 // terraform/aws) instead of local worker subprocesses. Region and
 // credentials come from the standard AWS configuration (AWS_REGION, the
 // AWS_* variables, shared files, the task or instance role).
-
-// awsPollInterval is how often a command following a run reads it from
-// DynamoDB (each read costs capacity).
-const awsPollInterval = 250 * time.Millisecond
 
 // awsFlags are the global flags of the AWS host; each defaults to the
 // variable the Lambda function reads (functions/lambda Env*).
@@ -70,9 +62,6 @@ func (g *globals) validateAWS() error {
 	if g.hostURL != "" {
 		return usagef("--host and --dynamodb-table: choose one (--host talks to a sortie serve, --dynamodb-table makes this process the host)")
 	}
-	if g.inProcess {
-		return usagef("--in-process runs attempts in this process; with --dynamodb-table they run on --lambda-function")
-	}
 	keys, err := fnlambda.ParseKMSKeys("--kms-keys", a.kmsKeys)
 	if err != nil {
 		return usagef("%v", err)
@@ -87,27 +76,14 @@ func (a *awsFlags) config() awshost.Config {
 		LambdaEndpoint: a.lambdaEndpoint, KMSEndpoint: a.kmsEndpoint, KMSKeys: a.keys}
 }
 
-// openAWS opens the AWS host: the DynamoDB control plane and, with
-// --lambda-function, an engine launching on it. Without a function only
-// commands that launch nothing (get, list, cancel, push) may run.
-func (g *globals) openAWS(log *slog.Logger, agents sortie.Agents) (*host, error) {
-	if g.aws.function == "" && !launchesNothing(g.command) {
-		return nil, usagef("%s launches attempts: --dynamodb-table %s needs --lambda-function (or %s), the worker function to run them on",
-			g.commandName(), g.aws.table, fnlambda.EnvWorkerFunction)
+// checkAWSCommand refuses, on the AWS host without --lambda-function, a
+// command that launches attempts: only get, list, cancel and push may run.
+func (g *globals) checkAWSCommand() error {
+	if g.aws.table == "" || g.aws.function != "" || launchesNothing(g.command) {
+		return nil
 	}
-	ah, err := awshost.Open(context.Background(), g.aws.config())
-	if err != nil {
-		return nil, err
-	}
-	var e *sortie.Engine
-	if g.aws.function == "" {
-		e = sortie.NewEngine(ah.ControlPlane, noLauncher{}, agents, &sortie.EngineOptions{Logger: log})
-	} else if e, err = ah.Engine(agents, sortie.EngineOptions{Logger: log, ReportIssuer: g.issuer}); err != nil {
-		ah.Close()
-		return nil, err
-	}
-	client := sortie.NewClient(e, &sortie.ClientOptions{PollInterval: awsPollInterval})
-	return &host{cp: ah.ControlPlane, engine: e, client: client, agents: agents, log: log}, nil
+	return usagef("%s launches attempts: --dynamodb-table %s needs --lambda-function (or %s), the worker function to run them on",
+		g.commandName(), g.aws.table, fnlambda.EnvWorkerFunction)
 }
 
 // launchesNothing reports the commands that only read or change stored
@@ -128,12 +104,4 @@ func (g *globals) commandName() string {
 		return "this command"
 	}
 	return g.command.CommandPath()
-}
-
-// noLauncher is the launcher of an AWS host without --lambda-function:
-// the commands it serves launch nothing, so Start is never reached.
-type noLauncher struct{}
-
-func (noLauncher) Start(context.Context, *sortie.Invocation) (sortie.Ref, error) {
-	return sortie.Ref{}, sortie.Invalidf("lambda_function", "no worker function: pass --lambda-function")
 }

@@ -1,28 +1,28 @@
 package main
 
 import (
-	"encoding/json"
-	"errors"
-	"fmt"
-	"io/fs"
 	"net/netip"
 	"os"
-	"path/filepath"
-	"strings"
 
-	"github.com/sortie-run/sortie/crypto/sign"
+	"github.com/spf13/pflag"
+
 	"github.com/sortie-run/sortie/destination"
-	"github.com/sortie-run/sortie/internal/strictjson"
-	"github.com/sortie-run/sortie/server/push"
+	"github.com/sortie-run/sortie/host"
 )
 
 // destinationFlags is the destination policy of outbound calls (webhooks
 // and the HTTP client handed to handlers), from flags or environment; the
-// local launcher hands the environment form to its workers.
+// host hands the environment form to its worker subprocesses.
 type destinationFlags struct {
 	allow     []string
 	addrs     []string
 	allowHTTP bool
+}
+
+func (d *destinationFlags) register(f *pflag.FlagSet) {
+	f.StringSliceVar(&d.allow, "allow-destination", envList(host.EnvAllowDestinations), "hosts outbound calls (webhooks, handlers' HTTP client) may reach, e.g. api.example.com or *.example.com; any public host when empty (env SORTIE_ALLOW_DESTINATIONS)")
+	f.StringSliceVar(&d.addrs, "allow-destination-addrs", envList(host.EnvAllowDestinationAddrs), "address ranges outbound calls may reach although private, loopback or link-local, e.g. 10.1.0.0/16 (env SORTIE_ALLOW_DESTINATION_ADDRS)")
+	f.BoolVar(&d.allowHTTP, "allow-http-destinations", os.Getenv(host.EnvAllowHTTPDestinations) == "1", "allow plain http outbound calls (env SORTIE_ALLOW_HTTP_DESTINATIONS=1)")
 }
 
 // policy builds the destination policy, naming the bad flag.
@@ -39,59 +39,4 @@ func (d *destinationFlags) policy() (*destination.Policy, error) {
 		return nil, usagef("destination policy: %v", err)
 	}
 	return p, nil
-}
-
-// env is the policy in the environment variables workers read.
-func (d *destinationFlags) env() []string {
-	var out []string
-	if len(d.allow) > 0 {
-		out = append(out, "SORTIE_ALLOW_DESTINATIONS="+strings.Join(d.allow, ","))
-	}
-	if len(d.addrs) > 0 {
-		out = append(out, "SORTIE_ALLOW_DESTINATION_ADDRS="+strings.Join(d.addrs, ","))
-	}
-	if d.allowHTTP {
-		out = append(out, "SORTIE_ALLOW_HTTP_DESTINATIONS=1")
-	}
-	return out
-}
-
-func envList(k string) []string {
-	if v := os.Getenv(k); v != "" {
-		return strings.Split(v, ",")
-	}
-	return nil
-}
-
-// webhookKeysFile is the state directory's webhook signing keys, created
-// (mode 0600) on first use: {"primary": ID, "keys": {ID: ["whsec_..."]}}.
-type webhookKeysFile struct {
-	Primary string              `json:"primary"`
-	Keys    map[string][]string `json:"keys"`
-}
-
-// webhookKeys loads path, creating it with one fresh key when missing.
-func webhookKeys(path string) (push.Keys, error) {
-	b, err := os.ReadFile(path)
-	if errors.Is(err, fs.ErrNotExist) {
-		secret, serr := sign.NewSecret()
-		if serr != nil {
-			return push.Keys{}, serr
-		}
-		b, _ = json.MarshalIndent(webhookKeysFile{Primary: "k1", Keys: map[string][]string{"k1": {secret}}}, "", "  ")
-		if err = os.WriteFile(path, b, 0o600); err != nil {
-			return push.Keys{}, fmt.Errorf("create webhook keys %s: %w", path, err)
-		}
-	} else if err != nil {
-		return push.Keys{}, fmt.Errorf("read webhook keys: %w", err)
-	}
-	var f webhookKeysFile
-	if err := strictjson.Unmarshal(b, &f); err != nil {
-		return push.Keys{}, usagef("webhook keys %s: %v", filepath.Base(path), err)
-	}
-	k, err := push.SecretKeys(f.Primary, f.Keys)
-	if err != nil {
-		return push.Keys{}, usagef("webhook keys %s: %v", filepath.Base(path), err)
-	}
-	return k, nil
 }

@@ -6,6 +6,11 @@
 // --state-dir (or SORTIE_STATE_DIR; default .sortie in the working
 // directory) and launches each attempt as a `sortie worker` subprocess.
 //
+// The commands are flag parsing over package host: the flags and their
+// SORTIE_* variables make a host.Config, `serve` is host.New and
+// Host.Serve, the other commands use the host's client (or, with --host,
+// the HTTP transport of a served host), and `worker` is host.NewWorker.
+//
 // Exit status: 0 completed, 1 failed or rejected (or any other error),
 // 2 usage or input error, 3 cancelled, 4 interrupted (input-required or
 // auth-required), 130 when following is interrupted by the user (the run

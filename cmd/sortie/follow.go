@@ -29,8 +29,8 @@ with Ctrl-C (the run goes on).`,
 			if err != nil {
 				return usagef("--after: %v", err)
 			}
-			return g.withHost(func(h *host) error {
-				return follow(cmd.Context(), g, h, sortie.RunID(args[0]), cur)
+			return g.withHost(func(t *target) error {
+				return follow(cmd.Context(), g, t, sortie.RunID(args[0]), cur)
 			})
 		},
 	}
@@ -40,13 +40,13 @@ with Ctrl-C (the run goes on).`,
 
 // follow prints the run's events and final state, reconciling in the
 // background meanwhile, and returns the exit status for the final state.
-func follow(ctx context.Context, g *globals, h *host, id sortie.RunID, after sortie.Cursor) error {
+func follow(ctx context.Context, g *globals, t *target, id sortie.RunID, after sortie.Cursor) error {
 	rctx, stop := context.WithCancel(context.WithoutCancel(ctx))
 	defer stop()
-	if h.engine != nil { // a remote host reconciles itself
-		go h.engine.RunReconciler(rctx, g.reconcile)
+	if t.h != nil { // a remote host reconciles itself
+		go t.h.RunReconciler(rctx)
 	}
-	for u, err := range h.client.Follow(ctx, id, after) {
+	for u, err := range t.client.Follow(ctx, id, after) {
 		if err != nil {
 			if errors.Is(err, context.Canceled) && ctx.Err() != nil {
 				fmt.Fprintf(os.Stderr, "stopped following; the run goes on: %s\n", g.followHint(id, after))

@@ -10,8 +10,10 @@ import (
 	"strings"
 	"syscall"
 
-	"github.com/sortie-run/sortie"
 	"github.com/spf13/cobra"
+
+	"github.com/sortie-run/sortie"
+	"github.com/sortie-run/sortie/host"
 )
 
 // exitError carries a process exit status out of a command.
@@ -41,7 +43,7 @@ func main() {
 }
 
 func execute(ctx context.Context, args []string) int {
-	stopTracing, err := setupTracing(ctx)
+	stopTracing, err := host.StartTracing(ctx)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "sortie:", err)
 		return 2

@@ -47,7 +47,7 @@ func (g *globals) withPush(fn func(p pushAPI) error) error {
 		}
 		return fn(remotePush{e})
 	}
-	return g.withHost(func(h *host) error { return fn(localPush{h.cp}) })
+	return g.withHost(func(t *target) error { return fn(localPush{t.h.ControlPlane()}) })
 }
 
 func newPushCmd(g *globals) *cobra.Command {

@@ -17,16 +17,16 @@ func newReconcileCmd(g *globals) *cobra.Command {
 			if g.hostURL != "" {
 				return usagef("reconcile: --host %s reconciles its own runs; reconcile works on the embedded state only", g.hostURL)
 			}
-			return g.withHost(func(h *host) error {
+			return g.withHost(func(t *target) error {
 				if once {
-					n, err := h.engine.Reconcile(cmd.Context())
+					n, err := t.h.Engine().Reconcile(cmd.Context())
 					if err != nil {
 						return err
 					}
 					fmt.Fprintf(os.Stdout, "reconciled %d run(s)\n", n)
 					return nil
 				}
-				h.engine.RunReconciler(cmd.Context(), g.reconcile)
+				t.h.RunReconciler(cmd.Context())
 				return nil
 			})
 		},

@@ -12,7 +12,7 @@ import (
 
 // openRemote is the host at --host: commands run against its API exactly
 // as on the embedded engine; the host reconciles and launches.
-func (g *globals) openRemote(log *slog.Logger) (*host, error) {
+func (g *globals) openRemote(log *slog.Logger) (*target, error) {
 	token, err := g.token()
 	if err != nil {
 		return nil, err
@@ -21,7 +21,7 @@ func (g *globals) openRemote(log *slog.Logger) (*host, error) {
 	if err != nil {
 		return nil, usagef("--host: %v", err)
 	}
-	return &host{client: sortie.NewClient(e, nil), log: log}, nil
+	return &target{engine: e, client: sortie.NewClient(e, nil), log: log}, nil
 }
 
 // checkHost refuses an empty --host or SORTIE_HOST (a script's unset

@@ -18,8 +18,8 @@ func newGetCmd(g *globals) *cobra.Command {
 		Short: "Print a run: state, attempts, result or error",
 		Args:  exactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return g.withHost(func(h *host) error {
-				run, err := h.client.Get(cmd.Context(), sortie.RunID(args[0]))
+			return g.withHost(func(t *target) error {
+				run, err := t.client.Get(cmd.Context(), sortie.RunID(args[0]))
 				if err != nil {
 					return err
 				}
@@ -90,8 +90,8 @@ func newListCmd(g *globals) *cobra.Command {
 		Args:  exactArgs(0),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			q.State = sortie.State(state)
-			return g.withHost(func(h *host) error {
-				page, err := h.client.List(cmd.Context(), q)
+			return g.withHost(func(t *target) error {
+				page, err := t.client.List(cmd.Context(), q)
 				if err != nil {
 					return err
 				}
@@ -139,8 +139,8 @@ func newCancelCmd(g *globals) *cobra.Command {
 		Short: "Request cancellation; the worker stops and the run becomes cancelled",
 		Args:  exactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return g.withHost(func(h *host) error {
-				run, err := h.client.Cancel(cmd.Context(), sortie.RunID(args[0]), reason)
+			return g.withHost(func(t *target) error {
+				run, err := t.client.Cancel(cmd.Context(), sortie.RunID(args[0]), reason)
 				if err != nil {
 					return err
 				}
@@ -179,8 +179,8 @@ func newResumeCmd(g *globals) *cobra.Command {
 			if !json.Valid([]byte(input)) {
 				return usagef("%s: not valid JSON", flag)
 			}
-			return g.withHost(func(h *host) error {
-				run, err := h.client.Resume(cmd.Context(), sortie.RunID(args[0]), json.RawMessage(input))
+			return g.withHost(func(t *target) error {
+				run, err := t.client.Resume(cmd.Context(), sortie.RunID(args[0]), json.RawMessage(input))
 				if err != nil {
 					return err
 				}
@@ -188,7 +188,7 @@ func newResumeCmd(g *globals) *cobra.Command {
 					return printJSON(os.Stdout, run)
 				}
 				prev := sortie.Cursor{Attempt: run.Attempt - 1, Seq: 1 << 62}
-				return follow(cmd.Context(), g, h, run.ID, prev)
+				return follow(cmd.Context(), g, t, run.ID, prev)
 			})
 		},
 	}

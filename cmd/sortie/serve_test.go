@@ -169,7 +169,10 @@ func runCmd(t *testing.T, cmd *exec.Cmd) result {
 func TestServeDeliversSignedPushWebhooks(t *testing.T) {
 	c := newCLI(t)
 	url, _ := startServe(t, c, nil, "--allow-destination-addrs", "127.0.0.1/32", "--allow-http-destinations")
-	var f webhookKeysFile
+	var f struct { // host.WebhookKeysFile's format
+		Primary string              `json:"primary"`
+		Keys    map[string][]string `json:"keys"`
+	}
 	b, err := os.ReadFile(filepath.Join(c.state, "webhook-keys.json"))
 	if err != nil || json.Unmarshal(b, &f) != nil {
 		t.Fatalf("webhook-keys.json in the state dir: %v", err)

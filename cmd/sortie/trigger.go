@@ -43,10 +43,10 @@ rejected event, or an invalid rules file.`,
 			if err != nil {
 				return err
 			}
-			return g.withHost(func(h *host) error {
+			return g.withHost(func(t *target) error {
 				// The report is the output: the router's own log lines would
 				// say each outcome a second time.
-				router := triggers.NewRouter(rules, h.engine, &triggers.Options{Logger: slog.New(slog.DiscardHandler)})
+				router := triggers.NewRouter(rules, t.engine, &triggers.Options{Logger: slog.New(slog.DiscardHandler)})
 				rep, err := ev.route(cmd.Context(), router)
 				if rep == nil {
 					return err

@@ -3,9 +3,11 @@ package main
 import (
 	"os"
 
+	"github.com/spf13/cobra"
+
 	"github.com/sortie-run/sortie"
 	"github.com/sortie-run/sortie/functions"
-	"github.com/spf13/cobra"
+	"github.com/sortie-run/sortie/host"
 )
 
 func newWorkerCmd(g *globals) *cobra.Command {
@@ -20,32 +22,46 @@ heartbeats and reports in the control plane of --state-dir; with --report stdout
 only writes the messages. SIGTERM stops the attempt.`,
 		Args: exactArgs(0),
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			log := g.logger(os.Stderr)
-			w, err := g.worker(log)
+			cfg, err := g.config()
 			if err != nil {
 				return err
 			}
-			var mk func(*sortie.Invocation) (functions.Reporter, error)
-			switch report {
-			case "stdout":
-			case "control-plane":
-				cp, _, err := g.openControlPlane()
-				if err != nil {
-					return err
-				}
-				defer cp.Close()
-				mk = func(inv *sortie.Invocation) (functions.Reporter, error) {
-					// The invocation says how: the control plane, or
-					// callbacks to the host that launched it.
-					return functions.NewReporter(inv, cp, "", callbackClient)
-				}
-			default:
-				return usagef("--report %q: want control-plane or stdout", report)
+			w, err := host.NewWorker(cfg)
+			if err != nil {
+				return flagError(err)
 			}
+			mk, done, err := g.reporters(report)
+			if err != nil {
+				return err
+			}
+			defer done()
 			_, err = w.ServeStdio(cmd.Context(), os.Stdin, os.Stdout, mk)
 			return err
 		},
 	}
 	c.Flags().StringVar(&report, "report", "control-plane", "where to report: control-plane (and stdout) or stdout only")
 	return c
+}
+
+// reporters returns the worker's reporter factory for --report (nil for
+// stdout only) and a function closing what it opened.
+func (g *globals) reporters(report string) (func(*sortie.Invocation) (functions.Reporter, error), func(), error) {
+	switch report {
+	case "stdout":
+		return nil, func() {}, nil
+	case "control-plane":
+	default:
+		return nil, nil, usagef("--report %q: want control-plane or stdout", report)
+	}
+	if g.aws.table != "" {
+		return nil, nil, usagef("%s works on the embedded state only; with --dynamodb-table attempts run on the worker Lambda function", g.commandName())
+	}
+	cp, err := host.OpenState(g.stateDir)
+	if err != nil {
+		return nil, nil, err
+	}
+	// The invocation says how: the control plane, or callbacks to the host
+	// that launched it.
+	mk := func(inv *sortie.Invocation) (functions.Reporter, error) { return host.NewReporter(inv, cp) }
+	return mk, func() { cp.Close() }, nil
 }

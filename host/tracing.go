@@ -1,4 +1,4 @@
-package main
+package host
 
 import (
 	"context"
@@ -15,9 +15,9 @@ import (
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 )
 
-// otelEnv are the OpenTelemetry variables a worker subprocess inherits, so
-// its attempt spans reach the same collector.
-var otelEnv = []string{
+// otelVars are the OpenTelemetry variables a worker subprocess inherits,
+// so its attempt spans reach the same collector.
+var otelVars = []string{
 	"OTEL_EXPORTER_OTLP_ENDPOINT", "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT",
 	"OTEL_EXPORTER_OTLP_PROTOCOL", "OTEL_EXPORTER_OTLP_TRACES_PROTOCOL",
 	"OTEL_EXPORTER_OTLP_INSECURE", "OTEL_EXPORTER_OTLP_TIMEOUT",
@@ -34,11 +34,15 @@ func tracingEnabled() bool {
 	return os.Getenv("OTEL_EXPORTER_OTLP_ENDPOINT") != "" || os.Getenv("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT") != ""
 }
 
-// setupTracing installs an OTLP/HTTP trace exporter (configured by the
-// standard OTEL_EXPORTER_OTLP_* variables) as the global tracer provider
-// and W3C Trace Context as the propagator, when tracing is enabled. The
-// returned function flushes and stops it (at most 5 s).
-func setupTracing(ctx context.Context) (func(), error) {
+// StartTracing sets up tracing for this process: W3C Trace Context as the
+// global propagator and, when an OTLP traces endpoint is configured and
+// the SDK is not disabled (the standard OTEL_EXPORTER_OTLP_* and
+// OTEL_SDK_DISABLED variables), an OTLP/HTTP exporter as the global
+// tracer provider, named by OTEL_SERVICE_NAME (default "sortie"). The
+// returned function flushes and stops it (at most 5 s). A host's server
+// continues each request's traceparent, its engine traces submit and
+// launch, and its worker subprocesses inherit the OTEL_* variables.
+func StartTracing(ctx context.Context) (func(), error) {
 	otel.SetTextMapPropagator(propagation.TraceContext{})
 	if !tracingEnabled() {
 		return func() {}, nil
@@ -67,10 +71,10 @@ func serviceName() string {
 	return "sortie"
 }
 
-// otelEnvVars are this process's OpenTelemetry variables, for workers.
-func otelEnvVars() []string {
+// otelEnv are this process's OpenTelemetry variables, for workers.
+func otelEnv() []string {
 	var out []string
-	for _, k := range otelEnv {
+	for _, k := range otelVars {
 		if v, ok := os.LookupEnv(k); ok {
 			out = append(out, k+"="+v)
 		}

@@ -1,0 +1,256 @@
+package host
+
+import (
+	"log/slog"
+	"regexp"
+	"strings"
+	"time"
+
+	"github.com/sortie-run/sortie"
+	"github.com/sortie-run/sortie/destination"
+	"github.com/sortie-run/sortie/functions"
+	"github.com/sortie-run/sortie/functions/triggers"
+	"github.com/sortie-run/sortie/host/awshost"
+	"github.com/sortie-run/sortie/host/builtin"
+	"github.com/sortie-run/sortie/internal/loopback"
+)
+
+// Config is everything a [Host] is built from. Errors about a field are
+// [*sortie.ValidationError]s naming it as written here ("ConfigEnv",
+// "API.PublicURL").
+type Config struct {
+	// StateDir holds the embedded state (the SQLite control plane
+	// [StateFile] and the attempts' logs in logs/) and the host's keys,
+	// each created with mode 0600 on first use: [LocalKeyFile] (inline
+	// configuration, A2A push tokens), [WebhookKeysFile] and
+	// [CallbackKeysFile]. With AWS.Table it holds only the keys, which in
+	// production are secrets mounted the same in every replica. Required.
+	StateDir string
+	// AWS keeps runs in a DynamoDB table and launches attempts on a Lambda
+	// function, sealing inline configuration with its KMS keyring (see
+	// package host/awshost). Optional; without AWS.Table runs are kept in
+	// StateDir and attempts run on local workers. With AWS.Table but no
+	// AWS.Function (and no Launcher) the host launches nothing: it reads,
+	// cancels and configures runs.
+	AWS awshost.Config
+	// Launcher launches attempts instead of the local or Lambda launcher,
+	// for example a Cloud Run Jobs launcher of host/gcphost's OpenJobs.
+	// Optional.
+	Launcher sortie.Launcher
+	// Agents are the agents runs may name. Optional; defaults to the
+	// built-in ones (package host/builtin). An exec agent ("exec:ID") needs
+	// Runtimes to name its runtime.
+	Agents sortie.Agents
+	// Registry holds the Go handlers ("go:NAME") of the host's local
+	// workers. Optional; defaults to the built-in ones.
+	Registry *functions.Registry
+	// Runtimes is the exec runtimes allowlist, a JSON file
+	// ([functions.LoadExecRuntimes]); worker subprocesses get its absolute
+	// path. Optional; without it exec agents are refused.
+	Runtimes string
+	// InProcess runs attempts in goroutines of this process instead of
+	// WorkerCommand subprocesses. Optional; not with AWS.Table.
+	InProcess bool
+	// WorkerCommand is the command a local attempt runs, reading the
+	// invocation on stdin and reporting to StateDir's control plane: the
+	// sortie CLI's "worker", which rebuilds this Config from the variables
+	// the host passes it ([EnvStateDir], [EnvRuntimes], [EnvConfigEnv], the
+	// destination policy's and OpenTelemetry's). Optional; defaults to
+	// this executable with the argument "worker".
+	WorkerCommand []string
+	// WorkerLogLevel is the log level of worker subprocesses (debug, info,
+	// warn or error), whose logs go to StateDir/logs. Optional; defaults
+	// to info.
+	WorkerLogLevel string
+	// ConfigEnv turns inline configuration on: the names of the variables
+	// a run's configuration may set, 1-128 characters of A-Z, a-z, 0-9 and
+	// '_', not starting with a digit. The engine seals configuration with
+	// StateDir's local key (with AWS.Table, the KMS keyring), the local
+	// workers open it. Optional; off when empty.
+	ConfigEnv []string
+	// Destinations is the destination policy of outbound calls: webhooks
+	// and the HTTP client handlers get (local workers). Optional; nil is
+	// the zero policy, HTTPS to public addresses only.
+	Destinations *destination.Policy
+	// ReconcileInterval is how often [Host.RunReconciler] and [Host.Serve]
+	// retry or fail runs whose lease expired. Optional; defaults to 1 s.
+	ReconcileInterval time.Duration
+	// API makes the host a server: [New] builds the HTTP API, A2A, push
+	// delivery and worker callbacks, and [Host.Serve] serves them.
+	// Optional; without it the host only runs the engine.
+	API *API
+	// Logger receives the host's logs. Optional; defaults to
+	// slog.Default().
+	Logger *slog.Logger
+}
+
+// API configures a host's server.
+type API struct {
+	// Tokens are the bearer tokens the client API accepts, each at least
+	// 16 bytes. Optional; without any the API serves loopback clients only
+	// and [Host.Serve] refuses a listener that is not loopback.
+	Tokens []string
+	// AnyClient serves an API without tokens to any client and on any
+	// address. Optional; defaults to false.
+	AnyClient bool
+	// PublicURL is the absolute http(s) URL clients reach this host at,
+	// used in the A2A agent card. Optional; defaults to each card
+	// request's scheme and Host.
+	PublicURL string
+	// WorkerCallbacks makes workers report over signed HTTP callbacks to
+	// CallbackURL instead of writing the control plane, with the keys in
+	// StateDir's [CallbackKeysFile]. Optional.
+	WorkerCallbacks bool
+	// CallbackURL is the absolute http(s) URL workers reach this host at,
+	// the base of the callback routes. Optional; defaults to PublicURL,
+	// and one of them is required with WorkerCallbacks.
+	CallbackURL string
+	// TriggerRules route CloudEvents POSTed to the API's events route
+	// (server.EventsPath, behind the API's authentication) to runs,
+	// deduplicated on each event's (source, id). Optional; without them
+	// the route answers 404.
+	TriggerRules *triggers.Rules
+	// FollowPoll is how often followed runs are read for changes made by
+	// other processes. Optional; defaults to 200 ms.
+	FollowPoll time.Duration
+	// ShutdownGrace is how long [Host.Serve] waits, once its context ends,
+	// for requests in flight and webhook deliveries. Optional; defaults to
+	// 30 s.
+	ShutdownGrace time.Duration
+}
+
+// configName is the rule of a variable name in ConfigEnv.
+var configName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]{0,127}$`)
+
+// withDefaults returns c with its optional fields filled.
+func (c Config) withDefaults() Config {
+	if c.Agents == nil {
+		c.Agents = builtin.Agents()
+	}
+	if c.Registry == nil {
+		c.Registry = builtin.Registry()
+	}
+	if c.Destinations == nil {
+		c.Destinations = &destination.Policy{}
+	}
+	if c.ReconcileInterval == 0 {
+		c.ReconcileInterval = time.Second
+	}
+	if c.WorkerLogLevel == "" {
+		c.WorkerLogLevel = "info"
+	}
+	if c.Logger == nil {
+		c.Logger = slog.Default()
+	}
+	if c.API != nil {
+		api := *c.API
+		api.FollowPoll = cmpOr(api.FollowPoll, 200*time.Millisecond)
+		api.ShutdownGrace = cmpOr(api.ShutdownGrace, 30*time.Second)
+		c.API = &api
+	}
+	return c
+}
+
+func cmpOr(d, def time.Duration) time.Duration {
+	if d == 0 {
+		return def
+	}
+	return d
+}
+
+// Validate checks c without opening anything but the Runtimes file. It
+// returns a [*sortie.ValidationError] naming the field.
+func (c *Config) Validate() error {
+	switch {
+	case strings.TrimSpace(c.StateDir) == "":
+		return sortie.Invalidf("StateDir", "empty: name the host's directory")
+	case c.ReconcileInterval < 0:
+		return sortie.Invalidf("ReconcileInterval", "%v: must be positive", c.ReconcileInterval)
+	case c.InProcess && c.AWS.Table != "":
+		return sortie.Invalidf("InProcess", "runs attempts in this process; with AWS.Table they run on AWS.Function")
+	}
+	if c.WorkerLogLevel != "" {
+		var lvl slog.Level
+		if err := lvl.UnmarshalText([]byte(c.WorkerLogLevel)); err != nil {
+			return sortie.Invalidf("WorkerLogLevel", "%q: want debug, info, warn or error", c.WorkerLogLevel)
+		}
+	}
+	for _, name := range c.ConfigEnv {
+		if !configName.MatchString(name) {
+			return sortie.Invalidf("ConfigEnv", "%q: variable names are 1-128 characters of A-Z, a-z, 0-9 and '_', not starting with a digit", name)
+		}
+	}
+	if err := c.Destinations.Validate(); err != nil {
+		return sortie.Invalidf("Destinations", "%v", err)
+	}
+	if err := c.checkRuntimes(); err != nil {
+		return err
+	}
+	return c.API.validate(c)
+}
+
+// checkRuntimes loads the exec runtimes allowlist and refuses an exec
+// agent it does not name, before anything is stored.
+func (c *Config) checkRuntimes() error {
+	var rt map[string]functions.ExecSpec
+	if c.Runtimes != "" {
+		var err error
+		if rt, err = functions.LoadExecRuntimes(c.Runtimes); err != nil {
+			return sortie.Invalidf("Runtimes", "%v", err)
+		}
+	}
+	for _, m := range c.Agents {
+		id, ok := strings.CutPrefix(m.Runtime, "exec:")
+		if !ok {
+			continue
+		}
+		if c.Runtimes == "" {
+			return sortie.Invalidf("Runtimes", "agent %s runs %s: name it in an exec runtimes allowlist (Runtimes)", m.Name, m.Runtime)
+		}
+		if _, ok := rt[id]; !ok {
+			return sortie.Invalidf("Runtimes", "agent %s runs %s, which %s does not name", m.Name, m.Runtime, c.Runtimes)
+		}
+	}
+	return nil
+}
+
+func (a *API) validate(c *Config) error {
+	if a == nil {
+		return nil
+	}
+	for i, t := range a.Tokens {
+		if len(t) < 16 {
+			return sortie.Invalidf("API.Tokens", "token %d is %d bytes; at least 16 are required", i+1, len(t))
+		}
+	}
+	if !a.WorkerCallbacks {
+		return nil
+	}
+	base := a.callbackBase()
+	if base == "" {
+		return sortie.Invalidf("API.CallbackURL", "required with API.WorkerCallbacks (or API.PublicURL): the URL workers reach this host at")
+	}
+	if c.AWS.Function != "" && loopback.URL(base) {
+		return sortie.Invalidf("API.CallbackURL", "%s is loopback: workers on AWS.Function cannot reach it; set API.PublicURL to this host's address as the function sees it", base)
+	}
+	return nil
+}
+
+// callbackBase is CallbackURL, else PublicURL.
+func (a *API) callbackBase() string {
+	if a.CallbackURL != "" {
+		return a.CallbackURL
+	}
+	return a.PublicURL
+}
+
+// CheckListen refuses an address that is not loopback ([Host.Serve]'s
+// listener, or one about to be listened on) for an API without Tokens
+// unless AnyClient is set: such an API is open. It returns a
+// [*sortie.ValidationError] naming API.Tokens.
+func (a *API) CheckListen(addr string) error {
+	if len(a.Tokens) > 0 || a.AnyClient || loopback.Host(addr) {
+		return nil
+	}
+	return sortie.Invalidf("API.Tokens", "none, and %s is not a loopback address: set API.Tokens, or API.AnyClient to serve an open API", addr)
+}

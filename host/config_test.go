@@ -1,0 +1,92 @@
+package host_test
+
+import (
+	"errors"
+	"net"
+	"path/filepath"
+	"testing"
+
+	"github.com/sortie-run/sortie"
+	"github.com/sortie-run/sortie/destination"
+	"github.com/sortie-run/sortie/host"
+	"github.com/sortie-run/sortie/host/awshost"
+)
+
+// Validate refuses what cannot work, naming the field, before anything is
+// opened.
+func TestValidateNamesTheField(t *testing.T) {
+	dir := t.TempDir()
+	exec := sortie.Agents{"py": {Name: "py", Version: "1", Runtime: "exec:py"}}
+	for _, tc := range []struct {
+		name  string
+		cfg   host.Config
+		field string
+	}{
+		{"no state dir", host.Config{}, "StateDir"},
+		{"negative interval", host.Config{StateDir: dir, ReconcileInterval: -1}, "ReconcileInterval"},
+		{"in-process on AWS", host.Config{StateDir: dir, InProcess: true, AWS: awshost.Config{Table: "runs"}}, "InProcess"},
+		{"bad variable name", host.Config{StateDir: dir, ConfigEnv: []string{"API-TOKEN"}}, "ConfigEnv"},
+		{"bad log level", host.Config{StateDir: dir, WorkerLogLevel: "loud"}, "WorkerLogLevel"},
+		{"bad policy", host.Config{StateDir: dir, Destinations: &destination.Policy{Allow: []string{"http://x"}}}, "Destinations"},
+		{"missing runtimes file", host.Config{StateDir: dir, Runtimes: filepath.Join(dir, "none.json")}, "Runtimes"},
+		{"exec agent without runtimes", host.Config{StateDir: dir, Agents: exec}, "Runtimes"},
+		{"exec agent the allowlist lacks", host.Config{StateDir: dir, Agents: exec, Runtimes: "../examples/runtimes.json"}, "Runtimes"},
+		{"short token", host.Config{StateDir: dir, API: &host.API{Tokens: []string{"short"}}}, "API.Tokens"},
+		{"callbacks without a URL", host.Config{StateDir: dir, API: &host.API{WorkerCallbacks: true}}, "API.CallbackURL"},
+		{"callbacks to loopback from Lambda", host.Config{StateDir: dir, AWS: awshost.Config{Table: "runs", Function: "f"},
+			API: &host.API{WorkerCallbacks: true, PublicURL: "http://LOCALHOST:7780"}}, "API.CallbackURL"},
+	} {
+		err := tc.cfg.Validate()
+		var ve *sortie.ValidationError
+		if !errors.As(err, &ve) || ve.Field != tc.field {
+			t.Errorf("%s: Validate() = %v, want a *sortie.ValidationError naming %s", tc.name, err, tc.field)
+		}
+	}
+	ok := host.Config{StateDir: dir, ConfigEnv: []string{"API_TOKEN"}, Runtimes: "../examples/runtimes.json",
+		Agents: sortie.Agents{"wordfreq-py": {Name: "wordfreq-py", Version: "1", Runtime: "exec:wordfreq-py"}},
+		API:    &host.API{WorkerCallbacks: true, PublicURL: "http://127.0.0.1:7780"}}
+	if err := ok.Validate(); err != nil {
+		t.Errorf("Validate(%+v) = %v, want nil", ok, err)
+	}
+}
+
+// An API without tokens listens on loopback only (any loopback form),
+// unless it has tokens or serves any client.
+func TestCheckListen(t *testing.T) {
+	open := &host.API{}
+	for addr, want := range map[string]bool{
+		"127.0.0.1:7780": true, "127.0.0.2:7780": true, "[::1]:7780": true, "LOCALHOST:7780": true,
+		"[::ffff:127.0.0.1]:7780": true, "0.0.0.0:7780": false, ":7780": false, "10.0.0.1:7780": false,
+		"[::ffff:10.0.0.1]:7780": false, "example.com:7780": false,
+	} {
+		if got := open.CheckListen(addr) == nil; got != want {
+			t.Errorf("API{}.CheckListen(%s) = %v, want allowed %v", addr, open.CheckListen(addr), want)
+		}
+	}
+	for _, api := range []*host.API{{Tokens: []string{testToken}}, {AnyClient: true}} {
+		if err := api.CheckListen("0.0.0.0:7780"); err != nil {
+			t.Errorf("%+v.CheckListen(0.0.0.0:7780) = %v, want nil", api, err)
+		}
+	}
+}
+
+// addrListener reports another address than the one it listens on.
+type addrListener struct {
+	net.Listener
+	addr net.Addr
+}
+
+func (l addrListener) Addr() net.Addr { return l.addr }
+
+// Serve refuses a listener that is not loopback for an API without tokens.
+func TestServeRefusesAnOpenAPIOffLoopback(t *testing.T) {
+	h := newHost(t, host.Config{StateDir: t.TempDir(), InProcess: true, API: &host.API{}})
+	ln := listen(t)
+	defer ln.Close()
+	off := addrListener{ln, &net.TCPAddr{IP: net.ParseIP("10.0.0.1"), Port: 7780}}
+	err := h.Serve(t.Context(), off)
+	var ve *sortie.ValidationError
+	if !errors.As(err, &ve) || ve.Field != "API.Tokens" {
+		t.Errorf("Serve(a listener on 10.0.0.1 without tokens) = %v, want a *sortie.ValidationError naming API.Tokens", err)
+	}
+}

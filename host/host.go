@@ -1,0 +1,245 @@
+package host
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/sortie-run/sortie"
+	"github.com/sortie-run/sortie/controlplane/sqlite"
+	"github.com/sortie-run/sortie/host/awshost"
+	"github.com/sortie-run/sortie/server/callback"
+)
+
+// The files of a state directory (Config.StateDir).
+const (
+	// StateFile is the embedded SQLite control plane.
+	StateFile = "sortie.db"
+	// LogDir holds each local attempt's log, RUN-ATTEMPT.log.
+	LogDir = "logs"
+	// LocalKeyFile is the local key (crypto/localkey) that seals inline
+	// configuration on the embedded host and A2A push tokens on every host.
+	LocalKeyFile = "local.key"
+	// WebhookKeysFile holds the webhook signing keys:
+	// {"primary": ID, "keys": {ID: ["whsec_..."]}}.
+	WebhookKeysFile = "webhook-keys.json"
+	// CallbackKeysFile holds the worker callback keys, one a line.
+	CallbackKeysFile = "callback-keys"
+)
+
+// awsPollInterval is how often a client of a host on DynamoDB reads a run
+// it follows (each read costs capacity).
+const awsPollInterval = 250 * time.Millisecond
+
+// ControlPlane is what a host keeps its runs in (SQLite or DynamoDB),
+// closed with the host.
+type ControlPlane interface {
+	sortie.ControlPlane
+	Close() error
+}
+
+// Host is a Sortie host: a control plane, an engine launching attempts,
+// and with Config.API its server. Build it with [New]; Close it.
+type Host struct {
+	cfg    Config
+	dir    string
+	log    *slog.Logger
+	cp     ControlPlane
+	aws    *awshost.Host // on DynamoDB
+	engine *sortie.Engine
+	client *sortie.Client
+	keys   *callback.Keyring
+	issuer *callback.Issuer
+	api    *api
+}
+
+// New builds the host of cfg: it opens the control plane (creating
+// StateDir's state and keys as needed), the launcher and the engine and,
+// with cfg.API, the server, after reading the control plane once so a
+// host that cannot reach it fails here. Errors about cfg are
+// [*sortie.ValidationError]s naming the field. The caller closes the
+// host.
+func New(ctx context.Context, cfg Config) (*Host, error) {
+	cfg = cfg.withDefaults()
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	dir, err := filepath.Abs(cfg.StateDir)
+	if err != nil {
+		return nil, sortie.Invalidf("StateDir", "%q: %v", cfg.StateDir, err)
+	}
+	if err := os.MkdirAll(filepath.Join(dir, LogDir), 0o700); err != nil {
+		return nil, sortie.Invalidf("StateDir", "%v", err)
+	}
+	h := &Host{cfg: cfg, dir: dir, log: cfg.Logger}
+	if err := h.openCallbacks(); err != nil {
+		return nil, err
+	}
+	if err := h.openEngine(ctx); err != nil {
+		return nil, err
+	}
+	if cfg.API != nil {
+		if err := h.openAPI(ctx); err != nil {
+			h.Close()
+			return nil, err
+		}
+	}
+	return h, nil
+}
+
+// openEngine opens the control plane, the sealer and the launcher, and
+// the engine over them.
+func (h *Host) openEngine(ctx context.Context) error {
+	opts := sortie.EngineOptions{Logger: h.log}
+	if h.issuer != nil {
+		opts.ReportIssuer = h.issuer
+	}
+	var err error
+	if h.cfg.AWS.Table != "" {
+		err = h.openAWS(ctx, &opts)
+	} else {
+		err = h.openEmbedded(&opts)
+	}
+	if err != nil {
+		return err
+	}
+	l, err := h.launcher()
+	if err != nil {
+		h.cp.Close()
+		return err
+	}
+	h.engine = sortie.NewEngine(h.cp, l, h.cfg.Agents, &opts)
+	clientOpts := &sortie.ClientOptions{}
+	if h.cfg.AWS.Table != "" {
+		clientOpts.PollInterval = awsPollInterval
+	}
+	h.client = sortie.NewClient(h.engine, clientOpts)
+	return nil
+}
+
+// openEmbedded opens StateDir's SQLite control plane and the local key's
+// sealer (before the launcher: it creates the key local workers load).
+func (h *Host) openEmbedded(opts *sortie.EngineOptions) error {
+	cp, err := OpenState(h.dir)
+	if err != nil {
+		return err
+	}
+	h.cp = cp
+	if opts.Sealer, err = h.localSealer(); err != nil {
+		cp.Close()
+		return err
+	}
+	return nil
+}
+
+// openAWS opens the DynamoDB control plane and the KMS keyring's sealer.
+func (h *Host) openAWS(ctx context.Context, opts *sortie.EngineOptions) error {
+	ah, err := awshost.Open(ctx, h.cfg.AWS)
+	if err != nil {
+		return prefixAWS(err)
+	}
+	h.aws, h.cp = ah, ah.ControlPlane
+	if s := ah.Sealer(); s != nil {
+		opts.Sealer = s
+	}
+	return nil
+}
+
+// launcher is Config.Launcher, else the Lambda launcher of AWS.Function
+// (none without it), else the local launcher.
+func (h *Host) launcher() (sortie.Launcher, error) {
+	switch {
+	case h.cfg.Launcher != nil:
+		return h.cfg.Launcher, nil
+	case h.aws == nil:
+		return h.localLauncher()
+	case h.cfg.AWS.Function == "":
+		return noLauncher{}, nil
+	}
+	l, err := h.aws.Launcher()
+	if err != nil {
+		return nil, prefixAWS(err)
+	}
+	return l, nil
+}
+
+// prefixAWS names an awshost field as a Config field ("AWS.Function").
+func prefixAWS(err error) error {
+	var ve *sortie.ValidationError
+	if errors.As(err, &ve) {
+		return sortie.Invalidf("AWS."+ve.Field, "%s", ve.Reason)
+	}
+	return err
+}
+
+// OpenState opens the embedded SQLite control plane of the state
+// directory dir ([StateFile]), creating both when missing.
+func OpenState(dir string) (*sqlite.ControlPlane, error) {
+	dir, err := filepath.Abs(dir)
+	if err != nil {
+		return nil, sortie.Invalidf("StateDir", "%q: %v", dir, err)
+	}
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return nil, sortie.Invalidf("StateDir", "%v", err)
+	}
+	cp, err := sqlite.Open(filepath.Join(dir, StateFile), nil)
+	if err != nil {
+		return nil, fmt.Errorf("open state in %s: %w", dir, err)
+	}
+	return cp, nil
+}
+
+// noLauncher is the launcher of a host on DynamoDB without a worker
+// function: it reads, cancels and configures runs, and refuses launches.
+type noLauncher struct{}
+
+func (noLauncher) Start(context.Context, *sortie.Invocation) (sortie.Ref, error) {
+	return sortie.Ref{}, sortie.Invalidf("AWS.Function", "this host has no worker function to launch attempts on")
+}
+
+// Engine returns the host's engine.
+func (h *Host) Engine() *sortie.Engine { return h.engine }
+
+// Client returns a client of the host's engine (polling DynamoDB every
+// 250 ms when the host is on AWS).
+func (h *Host) Client() *sortie.Client { return h.client }
+
+// ControlPlane returns the host's control plane.
+func (h *Host) ControlPlane() ControlPlane { return h.cp }
+
+// Agents returns the agents the host runs.
+func (h *Host) Agents() sortie.Agents { return h.cfg.Agents }
+
+// StateDir returns the absolute path of the host's state directory.
+func (h *Host) StateDir() string { return h.dir }
+
+// CallbackURL returns the URL workers send callbacks to, or "" without
+// API.WorkerCallbacks.
+func (h *Host) CallbackURL() string {
+	if h.issuer == nil {
+		return ""
+	}
+	return h.issuer.URL()
+}
+
+// RunReconciler retries or fails runs whose lease expired, every
+// Config.ReconcileInterval, until ctx ends.
+func (h *Host) RunReconciler(ctx context.Context) {
+	h.engine.RunReconciler(ctx, h.cfg.ReconcileInterval)
+}
+
+// Close closes the engine (waiting for the launches it began) and the
+// control plane.
+func (h *Host) Close() error {
+	if h.engine != nil {
+		h.engine.Close()
+	}
+	if h.cp == nil {
+		return nil
+	}
+	return h.cp.Close()
+}

@@ -1,0 +1,149 @@
+package host
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/sortie-run/sortie"
+	"github.com/sortie-run/sortie/destination"
+	"github.com/sortie-run/sortie/functions"
+	"github.com/sortie-run/sortie/launchers/local"
+)
+
+// The variables a host passes its worker subprocesses, from which the
+// sortie CLI's worker rebuilds the host's Config (besides the
+// OpenTelemetry ones).
+const (
+	// EnvStateDir is Config.StateDir, absolute.
+	EnvStateDir = "SORTIE_STATE_DIR"
+	// EnvLogLevel is Config.WorkerLogLevel.
+	EnvLogLevel = "SORTIE_LOG_LEVEL"
+	// EnvRuntimes is Config.Runtimes, absolute.
+	EnvRuntimes = "SORTIE_RUNTIMES"
+	// EnvConfigEnv is Config.ConfigEnv, comma-separated.
+	EnvConfigEnv = "SORTIE_CONFIG_ENV"
+	// EnvAllowDestinations is Destinations.Allow, comma-separated.
+	EnvAllowDestinations = "SORTIE_ALLOW_DESTINATIONS"
+	// EnvAllowDestinationAddrs is Destinations.AllowAddrs, comma-separated
+	// CIDR ranges.
+	EnvAllowDestinationAddrs = "SORTIE_ALLOW_DESTINATION_ADDRS"
+	// EnvAllowHTTPDestinations is "1" when Destinations.AllowHTTP is set.
+	EnvAllowHTTPDestinations = "SORTIE_ALLOW_HTTP_DESTINATIONS"
+)
+
+// callbackClient sends a worker's callbacks to the host that launched it
+// (the URL comes from the host's invocation, never from a request).
+var callbackClient = &http.Client{Timeout: 30 * time.Second}
+
+// NewReporter returns the reporter of a local worker's attempt: the one
+// inv asks for, writing cp or calling back the host that launched it.
+func NewReporter(inv *sortie.Invocation, cp sortie.ControlPlane) (functions.Reporter, error) {
+	return functions.NewReporter(inv, cp, "", callbackClient)
+}
+
+// localLauncher runs attempts in this process (Config.InProcess) or as
+// Config.WorkerCommand subprocesses logging to StateDir/logs.
+func (h *Host) localLauncher() (sortie.Launcher, error) {
+	if h.cfg.InProcess {
+		w, err := NewWorker(h.cfg)
+		if err != nil {
+			return nil, err
+		}
+		return local.New(&local.Options{InProcess: func(ctx context.Context, inv *sortie.Invocation) error {
+			rep, err := NewReporter(inv, h.cp)
+			if err != nil {
+				return err
+			}
+			_, err = w.Execute(ctx, inv, rep)
+			return err
+		}})
+	}
+	command := h.cfg.WorkerCommand
+	if len(command) == 0 {
+		exe, err := os.Executable()
+		if err != nil {
+			return nil, fmt.Errorf("host: find this executable for workers: %w", err)
+		}
+		command = []string{exe, "worker"}
+	}
+	env, err := h.workerEnv()
+	if err != nil {
+		return nil, err
+	}
+	l, err := local.New(&local.Options{Command: command, Env: env, LogDir: filepath.Join(h.dir, LogDir)})
+	if err != nil {
+		return nil, err
+	}
+	return l, nil
+}
+
+// workerEnv is the environment of a worker subprocess: local.DefaultEnv
+// and the host's Config as the variables the worker reads.
+func (h *Host) workerEnv() ([]string, error) {
+	env := append(local.DefaultEnv(), EnvStateDir+"="+h.dir, EnvLogLevel+"="+h.cfg.WorkerLogLevel)
+	if len(h.cfg.ConfigEnv) > 0 {
+		env = append(env, EnvConfigEnv+"="+strings.Join(h.cfg.ConfigEnv, ","))
+	}
+	env = append(env, destinationEnv(h.cfg.Destinations)...)
+	env = append(env, otelEnv()...)
+	if h.cfg.Runtimes != "" {
+		abs, err := filepath.Abs(h.cfg.Runtimes)
+		if err != nil {
+			return nil, sortie.Invalidf("Runtimes", "%q: %v", h.cfg.Runtimes, err)
+		}
+		env = append(env, EnvRuntimes+"="+abs)
+	}
+	return env, nil
+}
+
+// destinationEnv is p in the variables a worker subprocess reads.
+func destinationEnv(p *destination.Policy) []string {
+	if p == nil {
+		return nil
+	}
+	var out []string
+	if len(p.Allow) > 0 {
+		out = append(out, EnvAllowDestinations+"="+strings.Join(p.Allow, ","))
+	}
+	if len(p.AllowAddrs) > 0 {
+		addrs := make([]string, len(p.AllowAddrs))
+		for i, a := range p.AllowAddrs {
+			addrs[i] = a.String()
+		}
+		out = append(out, EnvAllowDestinationAddrs+"="+strings.Join(addrs, ","))
+	}
+	if p.AllowHTTP {
+		out = append(out, EnvAllowHTTPDestinations+"=1")
+	}
+	return out
+}
+
+// NewWorker returns the worker of cfg's local launcher, the one an
+// in-process attempt runs on and a worker subprocess (the sortie CLI's
+// worker) builds from the same Config: Registry's handlers, Runtimes'
+// exec commands, the Destinations policy and, with ConfigEnv, inline
+// configuration opened with StateDir's local key, which the host created.
+func NewWorker(cfg Config) (*functions.Worker, error) {
+	cfg = cfg.withDefaults()
+	w := &functions.Worker{Registry: cfg.Registry, Logger: cfg.Logger, Destinations: cfg.Destinations}
+	if cfg.Runtimes != "" {
+		rt, err := functions.LoadExecRuntimes(cfg.Runtimes)
+		if err != nil {
+			return nil, sortie.Invalidf("Runtimes", "%v", err)
+		}
+		w.Exec = rt
+	}
+	opener, err := localOpener(cfg)
+	if err != nil {
+		return nil, err
+	}
+	if opener != nil {
+		w.InlineConfig = &functions.InlineConfig{Opener: opener, Allow: cfg.ConfigEnv}
+	}
+	return w, nil
+}
