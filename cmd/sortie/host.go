@@ -19,6 +19,7 @@ import (
 	"github.com/sortie-run/sortie/host"
 	"github.com/sortie-run/sortie/host/builtin"
 	"github.com/sortie-run/sortie/internal/strictjson"
+	"github.com/sortie-run/sortie/server/httpengine"
 )
 
 // globals are the flags every command takes.
@@ -95,8 +96,9 @@ func (g *globals) logger(w io.Writer) *slog.Logger {
 // embedded one, or with --dynamodb-table the AWS one) or, with --host, a
 // remote one (h nil).
 type target struct {
-	h *host.Host
-	// engine is h's engine or the remote host's HTTP transport.
+	h      *host.Host
+	remote *httpengine.Engine // with --host
+	// engine is h's engine or remote.
 	engine engine
 	client *sortie.Client
 	log    *slog.Logger

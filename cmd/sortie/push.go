@@ -36,18 +36,12 @@ func (r remotePush) put(ctx context.Context, cfg *sortie.PushConfig) (*sortie.Pu
 
 // withPush runs fn with the push API of the embedded or remote host.
 func (g *globals) withPush(fn func(p pushAPI) error) error {
-	if g.hostURL != "" {
-		token, err := g.token()
-		if err != nil {
-			return err
+	return g.withHost(func(t *target) error {
+		if t.remote != nil {
+			return fn(remotePush{t.remote})
 		}
-		e, err := httpengine.New(g.hostURL, &httpengine.Options{Token: token})
-		if err != nil {
-			return usagef("--host: %v", err)
-		}
-		return fn(remotePush{e})
-	}
-	return g.withHost(func(t *target) error { return fn(localPush{t.h.ControlPlane()}) })
+		return fn(localPush{t.h.ControlPlane()})
+	})
 }
 
 func newPushCmd(g *globals) *cobra.Command {

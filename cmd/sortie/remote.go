@@ -21,7 +21,7 @@ func (g *globals) openRemote(log *slog.Logger) (*target, error) {
 	if err != nil {
 		return nil, usagef("--host: %v", err)
 	}
-	return &target{engine: e, client: sortie.NewClient(e, nil), log: log}, nil
+	return &target{remote: e, engine: e, client: sortie.NewClient(e, nil), log: log}, nil
 }
 
 // checkHost refuses an empty --host or SORTIE_HOST (a script's unset
