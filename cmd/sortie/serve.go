@@ -68,26 +68,9 @@ end (clients resume with Last-Event-ID).`,
 
 // run checks the flags, listens, opens the host and serves until ctx ends.
 func (s *serveFlags) run(ctx context.Context, g *globals) error {
-	tokens, err := s.tokens()
+	api, err := s.api(g)
 	if err != nil {
 		return err
-	}
-	api := &host.API{Tokens: tokens, AnyClient: s.insecure, PublicURL: s.publicURL, WorkerCallbacks: s.callbacks,
-		FollowPoll: s.followPoll, ShutdownGrace: s.grace}
-	if _, _, err := net.SplitHostPort(s.listen); err != nil {
-		return usagef("--listen %q: %v", s.listen, err)
-	}
-	if api.CheckListen(s.listen) != nil {
-		return usagef("--listen %s is not a loopback address: set API tokens (SORTIE_API_TOKENS or --api-tokens-file) or pass --insecure-no-auth", s.listen)
-	}
-	if g.hostURL != "" {
-		return usagef("serve: --host names a remote host; serve runs the embedded one")
-	}
-	if s.rulesFile != "" {
-		if s.rules, err = loadTriggerRules(s.rulesFile); err != nil {
-			return err
-		}
-		api.TriggerRules = s.rules
 	}
 	ln, err := net.Listen("tcp", s.listen)
 	if err != nil {
@@ -108,9 +91,36 @@ func (s *serveFlags) run(ctx context.Context, g *globals) error {
 	}
 	defer t.Close()
 	fmt.Fprintf(os.Stderr, "sortie serve: listening on http://%s (%s)\n", ln.Addr(), g.backend())
-	s.announce(t.h, tokens)
+	s.announce(t.h, api.Tokens)
 	defer fmt.Fprintln(os.Stderr, "sortie serve: stopped")
 	return t.h.Serve(ctx, ln)
+}
+
+// api checks the flags before anything listens and returns the host's
+// API configuration.
+func (s *serveFlags) api(g *globals) (*host.API, error) {
+	tokens, err := s.tokens()
+	if err != nil {
+		return nil, err
+	}
+	api := &host.API{Tokens: tokens, AnyClient: s.insecure, PublicURL: s.publicURL, WorkerCallbacks: s.callbacks,
+		FollowPoll: s.followPoll, ShutdownGrace: s.grace}
+	if _, _, err := net.SplitHostPort(s.listen); err != nil {
+		return nil, usagef("--listen %q: %v", s.listen, err)
+	}
+	if api.CheckListen(s.listen) != nil {
+		return nil, usagef("--listen %s is not a loopback address: set API tokens (SORTIE_API_TOKENS or --api-tokens-file) or pass --insecure-no-auth", s.listen)
+	}
+	if g.hostURL != "" {
+		return nil, usagef("serve: --host names a remote host; serve runs the embedded one")
+	}
+	if s.rulesFile != "" {
+		if s.rules, err = loadTriggerRules(s.rulesFile); err != nil {
+			return nil, err
+		}
+		api.TriggerRules = s.rules
+	}
+	return api, nil
 }
 
 // tokens reads the API tokens from the file (one a line; blank lines and
