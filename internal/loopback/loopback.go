@@ -2,6 +2,7 @@ package loopback
 
 import (
 	"net"
+	"net/http"
 	"net/netip"
 	"net/url"
 	"strings"
@@ -31,4 +32,14 @@ func Host(host string) bool {
 func URL(rawURL string) bool {
 	u, err := url.Parse(rawURL)
 	return err == nil && u.Host != "" && Host(u.Host)
+}
+
+// Request reports whether r comes from a loopback client as a host
+// without API tokens requires: its Host header is loopback (a page of a
+// DNS-rebound name is not) and its Origin, when a browser sent one, is a
+// loopback URL (a cross-site page is not). The API (package server) and
+// the web UI (package server/ui) both ask it.
+func Request(r *http.Request) bool {
+	origin := r.Header.Get("Origin")
+	return Host(r.Host) && (origin == "" || URL(origin))
 }

@@ -1,6 +1,8 @@
 package loopback_test
 
 import (
+	"net/http"
+	"net/http/httptest"
 	"testing"
 
 	"github.com/sortie-run/sortie/internal/loopback"
@@ -64,6 +66,30 @@ func TestURL(t *testing.T) {
 	} {
 		if got := loopback.URL(tc.url); got != tc.want {
 			t.Errorf("URL(%q) = %v, want %v", tc.url, got, tc.want)
+		}
+	}
+}
+
+func TestRequest(t *testing.T) {
+	for _, tc := range []struct {
+		host, origin string
+		want         bool
+	}{
+		{"127.0.0.1:7780", "", true},
+		{"localhost:7780", "http://localhost:7780", true},
+		{"127.0.0.1:7780", "http://127.0.0.1:9999", true},
+		{"evil.example:7780", "", false},                  // DNS rebinding
+		{"127.0.0.1:7780", "https://evil.example", false}, // cross-site page
+		{"127.0.0.1:7780", "null", false},                 // opaque origin (sandboxed frame, file:)
+		{"evil.example", "http://evil.example", false},
+	} {
+		r := httptest.NewRequest(http.MethodGet, "/", nil)
+		r.Host = tc.host
+		if tc.origin != "" {
+			r.Header.Set("Origin", tc.origin)
+		}
+		if got := loopback.Request(r); got != tc.want {
+			t.Errorf("Request(Host %q, Origin %q) = %v, want %v", tc.host, tc.origin, got, tc.want)
 		}
 	}
 }
