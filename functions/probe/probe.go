@@ -33,6 +33,7 @@ func Register(r *functions.Registry) { r.Register(Name, Handle) }
 type Variables struct {
 	Events         *int            `json:"events,omitempty"`
 	IntervalMs     int64           `json:"interval_ms,omitempty"`
+	Text           string          `json:"text,omitempty"`
 	CrashAttempts  int             `json:"crash_attempts,omitempty"`
 	Panic          bool            `json:"panic,omitempty"`
 	Fail           string          `json:"fail,omitempty"`
@@ -54,7 +55,7 @@ func Handle(ctx context.Context, call *functions.Call) (any, error) {
 	if v.Events != nil {
 		n = *v.Events
 	}
-	if err := emitEvents(ctx, call, n, v.IntervalMs); err != nil {
+	if err := emitEvents(ctx, call, n, v.IntervalMs, v.Text); err != nil {
 		return nil, err
 	}
 	if out, done, err := v.act(ctx, call); done {
@@ -133,14 +134,20 @@ func orNull(b json.RawMessage) json.RawMessage {
 	return b
 }
 
-func emitEvents(ctx context.Context, call *functions.Call, n int, intervalMs int64) error {
+// emitEvents emits n "progress" events with text "event I of N", or text
+// when set.
+func emitEvents(ctx context.Context, call *functions.Call, n int, intervalMs int64, text string) error {
 	for i := 1; i <= n; i++ {
 		if i > 1 {
 			if err := sleep(ctx, time.Duration(intervalMs)*time.Millisecond); err != nil {
 				return err
 			}
 		}
-		if err := call.Emit("progress", fmt.Sprintf("event %d of %d", i, n), map[string]int{"i": i}); err != nil {
+		t := text
+		if t == "" {
+			t = fmt.Sprintf("event %d of %d", i, n)
+		}
+		if err := call.Emit("progress", t, map[string]int{"i": i}); err != nil {
 			return err
 		}
 	}

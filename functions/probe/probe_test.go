@@ -84,6 +84,17 @@ func TestOutputAndEvents(t *testing.T) {
 	}
 }
 
+func TestText(t *testing.T) {
+	events, _ := execute(t, context.Background(), `{"events":2,"text":"<b>x</b>"}`, 1, nil)
+	var texts []string
+	for _, e := range events {
+		texts = append(texts, e.Text)
+	}
+	if diff := cmp.Diff([]string{"<b>x</b>", "<b>x</b>"}, texts); diff != "" {
+		t.Errorf("probe events 2 with text: texts (-want +got):\n%s", diff)
+	}
+}
+
 func TestFail(t *testing.T) {
 	tests := []struct {
 		vars    string
