@@ -44,7 +44,7 @@ func (h *Host) openAPI(ctx context.Context) error {
 	}
 	cfg := h.cfg.API
 	opts := server.Options{Engine: h.engine, APITokens: cfg.Tokens, AnyClient: cfg.AnyClient, Logger: h.log,
-		FollowPoll: cfg.FollowPoll, Pushes: pushes, CheckPushURL: h.cfg.Destinations.Check}
+		FollowPoll: cfg.FollowPoll, Pushes: pushes, CheckPushURL: h.cfg.Destinations.Check, UI: cfg.UI}
 	agents := slices.SortedFunc(maps.Values(h.cfg.Agents), func(a, b sortie.Manifest) int { return strings.Compare(a.Name, b.Name) })
 	if opts.A2A, err = a2aserver.New(h.engine, agents, &a2aserver.Options{PublicURL: cfg.PublicURL, PushChanged: pushes.Notify,
 		CheckPushURL: h.cfg.Destinations.Check, TokenSealer: tokens, BearerAuth: len(cfg.Tokens) > 0, Logger: h.log}); err != nil {

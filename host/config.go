@@ -113,6 +113,10 @@ type API struct {
 	// FollowPoll is how often followed runs are read for changes made by
 	// other processes. Optional; defaults to 200 ms.
 	FollowPoll time.Duration
+	// UI serves the web UI (package server/ui) at /ui/: a client of the
+	// API with the same tokens (or loopback clients only without them).
+	// Optional; defaults to false.
+	UI bool
 	// ShutdownGrace is how long [Host.Serve] waits, once its context ends,
 	// for requests in flight and webhook deliveries. Optional; defaults to
 	// 30 s.

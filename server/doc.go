@@ -19,6 +19,7 @@
 //	POST   /v1/worker/{claim,heartbeat,events,complete}   worker callbacks (Options.Callbacks)
 //	GET    /.well-known/agent-card.json, /a2a     the A2A binding (Options.A2A)
 //	GET    /healthz
+//	GET    /ui/                                   the web UI (Options.UI; package server/ui)
 //
 // Every request body is size-limited and validated against a JSON Schema
 // (santhosh-tekuri/jsonschema, draft 2020-12; the schemas are in

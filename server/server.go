@@ -18,6 +18,7 @@ import (
 
 	"github.com/sortie-run/sortie"
 	"github.com/sortie-run/sortie/internal/loopback"
+	"github.com/sortie-run/sortie/server/ui"
 	"github.com/sortie-run/sortie/wire"
 )
 
@@ -48,6 +49,11 @@ type Options struct {
 	// handler, which routes each event through the host's trigger rules.
 	// Optional; without it the route answers 404.
 	Events http.Handler
+	// UI serves the web UI (package server/ui) at /ui/, calling this API
+	// as a client would: a session cookie exchanged for an API token, CSRF
+	// tokens on every change, the loopback rule of a host without tokens.
+	// Optional; defaults to false.
+	UI bool
 	// Pushes is told about each change of a run's push configurations and
 	// of runs, so it delivers webhooks. When it is also [PushKeys], a push
 	// configuration naming a key it does not sign with is refused.
@@ -185,10 +191,24 @@ func (s *Server) routes() http.Handler {
 		mux.Handle("/a2a", s.authenticate(s.opts.A2A.ServeHTTP))
 		mux.Handle("/a2a/", s.authenticate(s.opts.A2A.ServeHTTP))
 	}
+	if s.opts.UI {
+		s.mountUI(mux)
+	}
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusNotFound, errorBody(wire.CodeNotFound, "no route "+r.Method+" "+r.URL.Path, ""))
 	})
 	return mux
+}
+
+// mountUI serves the web UI at /ui/ over mux's API routes. /ui redirects
+// relatively, so the UI also works under a prefix (http.StripPrefix).
+func (s *Server) mountUI(mux *http.ServeMux) {
+	h := ui.New(mux, &ui.Options{LoopbackOnly: len(s.tokens) == 0 && !s.opts.AnyClient, Logger: s.log})
+	mux.Handle("/ui/", http.StripPrefix("/ui", h))
+	mux.HandleFunc("GET /ui", func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Location", "ui/")
+		w.WriteHeader(http.StatusMovedPermanently)
+	})
 }
 
 // authenticate checks the bearer token when the server has any. Without
@@ -201,7 +221,7 @@ func (s *Server) authenticate(h http.HandlerFunc) http.Handler {
 	}
 	if len(s.tokens) == 0 {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			if !loopback.Host(r.Host) || (r.Header.Get("Origin") != "" && !loopback.URL(r.Header.Get("Origin"))) {
+			if !loopback.Request(r) {
 				writeJSON(w, http.StatusForbidden, errorBody(wire.CodeUnauthenticated,
 					"a host without API tokens serves loopback clients only (Host and Origin must be loopback)", ""))
 				return

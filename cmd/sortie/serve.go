@@ -27,6 +27,7 @@ type serveFlags struct {
 	grace      time.Duration
 	followPoll time.Duration
 	callbacks  bool
+	ui         bool
 	publicURL  string
 	agentDirs  []string
 	rulesFile  string
@@ -42,7 +43,7 @@ func newServeCmd(g *globals) *cobra.Command {
 embedded one: SQLite control plane in --state-dir and local launcher; or, with
 --dynamodb-table and --lambda-function, DynamoDB and AWS Lambda), the A2A binding (agent card
 at /.well-known/agent-card.json, JSON-RPC and REST under /a2a), its reconciler, and
-push webhook delivery. Clients use it with "sortie --host URL <command>" or the Go
+push webhook delivery, and the web UI at /ui/ (--ui=false turns it off). Clients use it with "sortie --host URL <command>" or the Go
 client's HTTP transport. API tokens come from SORTIE_API_TOKENS (comma-separated)
 or --api-tokens-file (one a line); without any, serve listens on loopback only.
 With --trigger-rules, CloudEvents POSTed to /v1/events (binary or structured mode,
@@ -60,6 +61,7 @@ end (clients resume with Last-Event-ID).`,
 	f.DurationVar(&s.grace, "shutdown-grace", 30*time.Second, "how long a shutdown waits for requests in flight")
 	f.DurationVar(&s.followPoll, "follow-poll", 200*time.Millisecond, "how often followed runs are read for changes made by other processes")
 	f.StringArrayVar(&s.agentDirs, "agent", nil, "also host the agent of this directory (holding agent.json); repeatable")
+	f.BoolVar(&s.ui, "ui", true, "serve the web UI at /ui/ (a client of this API: the same tokens, or loopback only without them)")
 	f.BoolVar(&s.callbacks, "worker-callbacks", false, "workers report over HTTPS callbacks to this host (signed per run and attempt) instead of writing the control plane")
 	f.StringVar(&s.publicURL, "public-url", os.Getenv("SORTIE_PUBLIC_URL"), "the URL workers reach this host at, for --worker-callbacks (default http://LISTEN-ADDRESS; env SORTIE_PUBLIC_URL)")
 	f.StringVar(&s.rulesFile, "trigger-rules", os.Getenv("SORTIE_TRIGGER_RULES"), "take CloudEvents at POST "+server.EventsPath+" (API auth) and start the runs this rules file names (env SORTIE_TRIGGER_RULES; see examples/triggers)")
@@ -91,6 +93,9 @@ func (s *serveFlags) run(ctx context.Context, g *globals) error {
 	}
 	defer t.Close()
 	fmt.Fprintf(os.Stderr, "sortie serve: listening on http://%s (%s)\n", ln.Addr(), g.backend())
+	if s.ui {
+		fmt.Fprintf(os.Stderr, "sortie serve: web UI at http://%s/ui/\n", ln.Addr())
+	}
 	s.announce(t.h, api.Tokens)
 	defer fmt.Fprintln(os.Stderr, "sortie serve: stopped")
 	return t.h.Serve(ctx, ln)
@@ -104,7 +109,7 @@ func (s *serveFlags) api(g *globals) (*host.API, error) {
 		return nil, err
 	}
 	api := &host.API{Tokens: tokens, AnyClient: s.insecure, PublicURL: s.publicURL, WorkerCallbacks: s.callbacks,
-		FollowPoll: s.followPoll, ShutdownGrace: s.grace}
+		FollowPoll: s.followPoll, ShutdownGrace: s.grace, UI: s.ui}
 	if _, _, err := net.SplitHostPort(s.listen); err != nil {
 		return nil, usagef("--listen %q: %v", s.listen, err)
 	}

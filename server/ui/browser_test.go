@@ -1,0 +1,203 @@
+package ui_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/chromedp/cdproto/page"
+	"github.com/chromedp/cdproto/runtime"
+	"github.com/chromedp/chromedp"
+)
+
+// The browser tests drive Debian's Chromium (package chromium; scripts/test
+// installs it) headless through the DevTools protocol. One browser serves
+// the package; each test gets a tab in a fresh browser context (its own
+// cookies). Without Chromium they fail, naming the package to install.
+
+// chromiumEnv names a Chromium binary to use instead of the one on PATH.
+const chromiumEnv = "SORTIE_CHROMIUM"
+
+// screenshotsEnv names the directory the tests save screenshots in;
+// default $TMPDIR/sortie-ui-screenshots.
+const screenshotsEnv = "SORTIE_UI_SCREENSHOTS"
+
+var browser struct {
+	once   sync.Once
+	ctx    context.Context
+	cancel func()
+	err    error
+}
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if browser.cancel != nil {
+		browser.cancel()
+	}
+	os.Exit(code)
+}
+
+// chromiumPath finds Chromium: $SORTIE_CHROMIUM, else chromium on PATH.
+func chromiumPath() (string, error) {
+	if p := os.Getenv(chromiumEnv); p != "" {
+		return p, nil
+	}
+	for _, name := range []string{"chromium", "chromium-browser"} {
+		if p, err := exec.LookPath(name); err == nil {
+			return p, nil
+		}
+	}
+	return "", fmt.Errorf("the web UI's browser tests need Chromium, and none is on PATH: install Debian's package "+
+		"(apt-get install -y chromium; scripts/test does it) or set %s to a Chromium binary", chromiumEnv)
+}
+
+func startBrowser() {
+	path, err := chromiumPath()
+	if err != nil {
+		browser.err = err
+		return
+	}
+	dir, err := os.MkdirTemp("", "sortie-ui-chromium-")
+	if err != nil {
+		browser.err = err
+		return
+	}
+	// The flags this machine's Chromium needs: headless as root without a
+	// sandbox, and nothing that reaches for the network on its own.
+	alloc, cancelAlloc := chromedp.NewExecAllocator(context.Background(),
+		chromedp.ExecPath(path), chromedp.Headless, chromedp.NoSandbox, chromedp.DisableGPU,
+		chromedp.NoFirstRun, chromedp.NoDefaultBrowserCheck, chromedp.UserDataDir(dir),
+		chromedp.Flag("disable-quic", true), chromedp.Flag("disable-background-networking", true),
+		chromedp.Flag("disable-component-update", true), chromedp.Flag("disable-sync", true),
+		chromedp.Flag("disable-dev-shm-usage", true), chromedp.WindowSize(1280, 860))
+	ctx, cancelCtx := chromedp.NewContext(alloc)
+	browser.ctx = ctx
+	browser.cancel = func() { cancelCtx(); cancelAlloc(); os.RemoveAll(dir) }
+	if _, err := chromedp.Run(ctx, chromedp.Evaluate[chromedp.Void]("1")); err != nil {
+		browser.err = fmt.Errorf("start Chromium %s: %w", path, err)
+	}
+}
+
+// tab is one browser tab of a test, with what it saw: JavaScript dialogs
+// (an alert would mean injected script ran) and uncaught exceptions.
+type tab struct {
+	ctx context.Context
+
+	mu         sync.Mutex
+	dialogs    []string
+	exceptions []string
+}
+
+// newTab opens a tab in a fresh browser context; the test fails at its
+// end if the page threw an uncaught exception.
+func newTab(t *testing.T) *tab {
+	t.Helper()
+	browser.once.Do(startBrowser)
+	if browser.err != nil {
+		t.Fatal(browser.err)
+	}
+	ctx, cancel := chromedp.NewContext(browser.ctx, chromedp.WithNewBrowserContext())
+	tb := &tab{ctx: ctx}
+	if err := chromedp.Listen(ctx, tb.listen); err != nil {
+		cancel()
+		t.Fatalf("open a tab: %v", err)
+	}
+	t.Cleanup(func() {
+		cancel()
+		tb.mu.Lock()
+		defer tb.mu.Unlock()
+		if len(tb.exceptions) > 0 {
+			t.Errorf("the page threw: %q", tb.exceptions)
+		}
+	})
+	return tb
+}
+
+func (tb *tab) listen(ev any) {
+	tb.mu.Lock()
+	defer tb.mu.Unlock()
+	switch e := ev.(type) {
+	case *page.EventJavascriptDialogOpening:
+		tb.dialogs = append(tb.dialogs, string(e.Type)+": "+e.Message)
+		go func() { // answer it, so the page goes on; never from the listener
+			_, _ = chromedp.Call(tb.ctx, page.HandleJavaScriptDialog, page.HandleJavaScriptDialogParams{Accept: false})
+		}()
+	case *runtime.EventExceptionThrown:
+		tb.exceptions = append(tb.exceptions, e.ExceptionDetails.Text+" "+describe(e.ExceptionDetails.Exception))
+	}
+}
+
+func describe(o *runtime.RemoteObject) string {
+	if o == nil {
+		return ""
+	}
+	return o.Description
+}
+
+func (tb *tab) seenDialogs() []string {
+	tb.mu.Lock()
+	defer tb.mu.Unlock()
+	return append([]string(nil), tb.dialogs...)
+}
+
+// run runs the actions with a deadline of timeout.
+func (tb *tab) run(t *testing.T, what string, timeout time.Duration, actions ...chromedp.Action[chromedp.Void]) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(tb.ctx, timeout)
+	defer cancel()
+	if err := chromedp.Do(ctx, actions...); err != nil {
+		t.Fatalf("%s: %v; the page shows: %q", what, err, tb.mainText())
+	}
+}
+
+// mainText is the text the page shows in <main>, for failure messages.
+func (tb *tab) mainText() string {
+	ctx, cancel := context.WithTimeout(tb.ctx, 2*time.Second)
+	defer cancel()
+	s, err := chromedp.Run(ctx, chromedp.Evaluate[string](`document.querySelector('main').innerText`))
+	if err != nil {
+		return "(unreadable: " + err.Error() + ")"
+	}
+	return s
+}
+
+// eval evaluates a JavaScript expression (awaiting a promise) into T.
+func eval[T any](t *testing.T, tb *tab, expr string) T {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(tb.ctx, 20*time.Second)
+	defer cancel()
+	v, err := chromedp.Run(ctx, chromedp.Evaluate[T](expr, chromedp.EvalAwaitPromise))
+	if err != nil {
+		t.Fatalf("evaluate %s: %v", expr, err)
+	}
+	return v
+}
+
+// screenshot saves the tab's viewport as name.png in the screenshots
+// directory.
+func (tb *tab) screenshot(t *testing.T, name string) {
+	t.Helper()
+	dir := os.Getenv(screenshotsEnv)
+	if dir == "" {
+		dir = filepath.Join(os.TempDir(), "sortie-ui-screenshots")
+	}
+	ctx, cancel := context.WithTimeout(tb.ctx, 20*time.Second)
+	defer cancel()
+	png, err := chromedp.Run(ctx, chromedp.CaptureScreenshot())
+	if err != nil {
+		t.Fatalf("screenshot %s: %v", name, err)
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(dir, name+".png")
+	if err := os.WriteFile(path, png, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("screenshot: %s", path)
+}
