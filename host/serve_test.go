@@ -118,3 +118,20 @@ func TestServeNeedsAPI(t *testing.T) {
 		}
 	}
 }
+
+// API.UI serves the web UI at /ui/ with its policy; without it /ui/ is
+// not a route.
+func TestServeUI(t *testing.T) {
+	for _, on := range []bool{true, false} {
+		s := serve(t, host.Config{StateDir: t.TempDir(), InProcess: true, API: &host.API{Tokens: []string{testToken}, UI: on}}, nil)
+		resp, err := http.Get(s.url + "/ui/")
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		csp := resp.Header.Get("Content-Security-Policy")
+		if got := resp.StatusCode == http.StatusOK && strings.Contains(csp, "script-src 'self'"); got != on {
+			t.Errorf("API.UI %v: GET /ui/ = %d, CSP %q; want the UI served: %v", on, resp.StatusCode, csp, on)
+		}
+	}
+}
