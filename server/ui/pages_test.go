@@ -3,6 +3,7 @@ package ui_test
 import (
 	"encoding/json"
 	"fmt"
+	"os"
 	"testing"
 	"time"
 
@@ -10,8 +11,15 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/sortie-run/sortie"
+	"github.com/sortie-run/sortie/internal/browsertest"
 	"github.com/sortie-run/sortie/internal/testwait"
 )
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	browsertest.Close()
+	os.Exit(code)
+}
 
 // css is a CSS selector.
 type css = chromedp.CSS
@@ -22,15 +30,15 @@ func visible(sel string) chromedp.Action[chromedp.Void] { return chromedp.WaitVi
 const pageTimeout = 20 * time.Second
 
 // openRun opens the run page of id and waits for its header.
-func openRun(t *testing.T, tb *tab, r *rig, id sortie.RunID) {
+func openRun(t *testing.T, tb *browsertest.Tab, r *rig, id sortie.RunID) {
 	t.Helper()
-	tb.run(t, "open the run page", pageTimeout, chromedp.Navigate(r.ui+"#/runs/"+string(id)), visible("#run-id"))
+	tb.Run(t, "open the run page", pageTimeout, chromedp.Navigate(r.ui+"#/runs/"+string(id)), visible("#run-id"))
 }
 
 // timelineRows are the cursors and texts of the timeline's events.
-func timelineRows(t *testing.T, tb *tab) []string {
+func timelineRows(t *testing.T, tb *browsertest.Tab) []string {
 	t.Helper()
-	return eval[[]string](t, tb, `[...document.querySelectorAll('#timeline li.event')].map((li) => li.dataset.cursor + ' ' + li.querySelector('.text').textContent)`)
+	return browsertest.Eval[[]string](t, tb, `[...document.querySelectorAll('#timeline li.event')].map((li) => li.dataset.cursor + ' ' + li.querySelector('.text').textContent)`)
 }
 
 func TestListShowsANewRunWithinOneSecond(t *testing.T) {
@@ -38,23 +46,23 @@ func TestListShowsANewRunWithinOneSecond(t *testing.T) {
 	for _, vars := range []string{`{"events":2}`, `{"fail":"no luck"}`, `{"events":1,"interrupt":"input-required"}`, `{"events":5}`} {
 		r.submit(t, vars)
 	}
-	tb := newTab(t)
-	tb.run(t, "open the runs list", pageTimeout, chromedp.Navigate(r.ui), visible("#runs tr[data-run-id]"))
+	tb := browsertest.NewTab(t)
+	tb.Run(t, "open the runs list", pageTimeout, chromedp.Navigate(r.ui), visible("#runs tr[data-run-id]"))
 	live := r.submit(t, `{"until_cancelled":true,"interval_ms":200}`)
 	r.cancelAtEnd(t, live.ID)
-	tb.run(t, "wait for the new run in the list", time.Second, visible(`#runs tr[data-run-id="`+string(live.ID)+`"]`))
+	tb.Run(t, "wait for the new run in the list", time.Second, visible(`#runs tr[data-run-id="`+string(live.ID)+`"]`))
 	testwait.Until(t, "five runs listed and charted, one working", pageTimeout, func() bool {
-		return eval[bool](t, tb, `document.querySelectorAll('#runs tr[data-run-id]').length === 5 && !!document.querySelector('#runs tr[data-state="working"]') && document.querySelectorAll('svg.chart rect').length > 0`)
+		return browsertest.Eval[bool](t, tb, `document.querySelectorAll('#runs tr[data-run-id]').length === 5 && !!document.querySelector('#runs tr[data-state="working"]') && document.querySelectorAll('svg.chart rect').length > 0`)
 	})
-	tb.screenshot(t, "runs")
+	tb.Screenshot(t, "ui-runs")
 }
 
 func TestTimelineGetsEveryEventOfA50EventRunInOrder(t *testing.T) {
 	r := newRig(t)
 	run := r.submit(t, `{"events":50,"interval_ms":20}`)
-	tb := newTab(t)
+	tb := browsertest.NewTab(t)
 	openRun(t, tb, r, run.ID)
-	tb.run(t, "wait for the completed run", pageTimeout, visible("#run-head .state-completed"), visible("#result"))
+	tb.Run(t, "wait for the completed run", pageTimeout, visible("#run-head .state-completed"), visible("#result"))
 	var want []string
 	for i := 1; i <= 50; i++ {
 		want = append(want, fmt.Sprintf("1.%d event %d of 50", i, i))
@@ -62,7 +70,7 @@ func TestTimelineGetsEveryEventOfA50EventRunInOrder(t *testing.T) {
 	if diff := cmp.Diff(want, timelineRows(t, tb)); diff != "" {
 		t.Errorf("timeline (-want +got):\n%s", diff)
 	}
-	tb.screenshot(t, "run")
+	tb.Screenshot(t, "ui-run")
 }
 
 // A network blip mid-stream: the browser reconnects with Last-Event-ID
@@ -70,15 +78,15 @@ func TestTimelineGetsEveryEventOfA50EventRunInOrder(t *testing.T) {
 func TestTimelineResumesAfterABlipWithoutDuplicates(t *testing.T) {
 	r := newRig(t)
 	run := r.submit(t, `{"events":40,"interval_ms":40}`)
-	tb := newTab(t)
+	tb := browsertest.NewTab(t)
 	openRun(t, tb, r, run.ID)
 	testwait.Until(t, "ten events shown", pageTimeout, func() bool {
-		return eval[int](t, tb, `document.querySelectorAll('#timeline li.event').length`) >= 10
+		return browsertest.Eval[int](t, tb, `document.querySelectorAll('#timeline li.event').length`) >= 10
 	})
 	r.http.CloseClientConnections()
-	tb.run(t, "wait for the completed run", pageTimeout, visible("#run-head .state-completed"))
+	tb.Run(t, "wait for the completed run", pageTimeout, visible("#run-head .state-completed"))
 	testwait.Until(t, "40 events shown", pageTimeout, func() bool {
-		return eval[int](t, tb, `document.querySelectorAll('#timeline li.event').length`) >= 40
+		return browsertest.Eval[int](t, tb, `document.querySelectorAll('#timeline li.event').length`) >= 40
 	})
 	var want []string
 	for i := 1; i <= 40; i++ {
@@ -93,26 +101,26 @@ func TestCancelFromThePage(t *testing.T) {
 	r := newRig(t)
 	run := r.submit(t, `{"until_cancelled":true,"interval_ms":50}`)
 	r.cancelAtEnd(t, run.ID)
-	tb := newTab(t)
+	tb := browsertest.NewTab(t)
 	openRun(t, tb, r, run.ID)
-	tb.run(t, "ask to cancel", pageTimeout, visible("#timeline li.event"), chromedp.Click(css("#cancel")), visible("#confirm-cancel"))
+	tb.Run(t, "ask to cancel", pageTimeout, visible("#timeline li.event"), chromedp.Click(css("#cancel")), visible("#confirm-cancel"))
 	if got := r.get(t, run.ID); got.CancelRequested {
 		t.Fatalf("run cancel requested before the confirmation")
 	}
-	tb.run(t, "confirm", pageTimeout, chromedp.SendKeys(css("#cancel-reason"), "from the page"), chromedp.Click(css("#confirm-cancel")))
+	tb.Run(t, "confirm", pageTimeout, chromedp.SendKeys(css("#cancel-reason"), "from the page"), chromedp.Click(css("#confirm-cancel")))
 	got := r.waitState(t, run.ID, sortie.StateCancelled)
 	if got.Reason == "" {
 		t.Errorf("cancelled run has no reason, want the page's %q in it", "from the page")
 	}
-	tb.run(t, "see it cancelled", pageTimeout, visible("#run-head .state-cancelled"))
+	tb.Run(t, "see it cancelled", pageTimeout, visible("#run-head .state-cancelled"))
 }
 
 func TestResumeFromTheFormCompletesTheRun(t *testing.T) {
 	r := newRig(t)
 	run := r.submit(t, `{"events":1,"interrupt":"input-required"}`)
-	tb := newTab(t)
+	tb := browsertest.NewTab(t)
 	openRun(t, tb, r, run.ID)
-	tb.run(t, "answer the prompt", pageTimeout, visible("#resume-input"),
+	tb.Run(t, "answer the prompt", pageTimeout, visible("#resume-input"),
 		chromedp.SendKeys(css("#resume-input"), `{"answer": 42}`), chromedp.Click(css("#resume")))
 	got := r.waitState(t, run.ID, sortie.StateCompleted)
 	var res struct {
@@ -121,7 +129,7 @@ func TestResumeFromTheFormCompletesTheRun(t *testing.T) {
 	if err := json.Unmarshal(got.Result, &res); err != nil || string(res.ResumedWith) != `{"answer":42}` {
 		t.Errorf("result %s (%v), want resumed_with {\"answer\":42}", got.Result, err)
 	}
-	tb.run(t, "see it completed", pageTimeout, visible("#run-head .state-completed"), visible("#result"))
+	tb.Run(t, "see it completed", pageTimeout, visible("#run-head .state-completed"), visible("#result"))
 	if rows := timelineRows(t, tb); len(rows) != 2 || rows[0] != "1.1 event 1 of 1" || rows[1] != "2.1 event 1 of 1" {
 		t.Errorf("timeline %q, want the event of each attempt", rows)
 	}
@@ -132,19 +140,19 @@ const xss = `<img src=x onerror=alert(1)>`
 func TestAttackerControlledTextRendersAsText(t *testing.T) {
 	r := newRig(t)
 	run := r.submit(t, `{"events":2,"text":"`+xss+`","output":{"html":"<script>alert(2)</script>`+xss+`"}}`)
-	tb := newTab(t)
+	tb := browsertest.NewTab(t)
 	openRun(t, tb, r, run.ID)
-	tb.run(t, "wait for the result", pageTimeout, visible("#result"), chromedp.Click(css("#result summary")))
+	tb.Run(t, "wait for the result", pageTimeout, visible("#result"), chromedp.Click(css("#result summary")))
 	if rows := timelineRows(t, tb); !cmp.Equal(rows, []string{"1.1 " + xss, "1.2 " + xss}) {
 		t.Errorf("timeline %q, want the markup as text", rows)
 	}
-	if got := eval[string](t, tb, `document.querySelector('#result pre').textContent`); got != "{\n  \"html\": \"<script>alert(2)</script>"+xss+"\"\n}" {
+	if got := browsertest.Eval[string](t, tb, `document.querySelector('#result pre').textContent`); got != "{\n  \"html\": \"<script>alert(2)</script>"+xss+"\"\n}" {
 		t.Errorf("result shown as %q, want the JSON text", got)
 	}
-	if n := eval[int](t, tb, `document.querySelectorAll('#main img, #main script, #main [onerror]').length`); n != 0 {
+	if n := browsertest.Eval[int](t, tb, `document.querySelectorAll('#main img, #main script, #main [onerror]').length`); n != 0 {
 		t.Errorf("the page made %d img/script/onerror elements from data, want none", n)
 	}
-	if d := tb.seenDialogs(); len(d) != 0 {
+	if d := tb.Dialogs(); len(d) != 0 {
 		t.Errorf("dialogs opened: %q, want none", d)
 	}
 }
@@ -155,9 +163,9 @@ func TestAStateChangeWithoutTheCSRFTokenIsRefused(t *testing.T) {
 	r := newRig(t)
 	run := r.submit(t, `{"until_cancelled":true,"interval_ms":50}`)
 	r.cancelAtEnd(t, run.ID)
-	tb := newTab(t)
+	tb := browsertest.NewTab(t)
 	openRun(t, tb, r, run.ID)
-	status := eval[int](t, tb, `fetch('api/v1/runs/`+string(run.ID)+`/cancel', {method: 'POST', headers: {'Content-Type': 'application/json'}, body: '{}'}).then((r) => r.status)`)
+	status := browsertest.Eval[int](t, tb, `fetch('api/v1/runs/`+string(run.ID)+`/cancel', {method: 'POST', headers: {'Content-Type': 'application/json'}, body: '{}'}).then((r) => r.status)`)
 	if status != 403 {
 		t.Errorf("POST cancel from the page without the CSRF token = %d, want 403", status)
 	}
@@ -169,19 +177,19 @@ func TestAStateChangeWithoutTheCSRFTokenIsRefused(t *testing.T) {
 func TestTokenLoginKeepsTheTokenOutOfThePage(t *testing.T) {
 	r := newRig(t, token)
 	r.submit(t, `{"events":1}`)
-	tb := newTab(t)
-	tb.run(t, "see the login form", pageTimeout, chromedp.Navigate(r.ui), visible("#token"))
-	tb.run(t, "log in with a wrong token", pageTimeout, chromedp.SendKeys(css("#token"), "a-wrong-token-of-enough-bytes"),
+	tb := browsertest.NewTab(t)
+	tb.Run(t, "see the login form", pageTimeout, chromedp.Navigate(r.ui), visible("#token"))
+	tb.Run(t, "log in with a wrong token", pageTimeout, chromedp.SendKeys(css("#token"), "a-wrong-token-of-enough-bytes"),
 		chromedp.Click(css("#login-form button")), chromedp.Poll[chromedp.Void](`document.querySelector('#main .error').textContent.includes('refused')`))
-	if v := eval[string](t, tb, `document.querySelector('#token').value`); v != "" {
+	if v := browsertest.Eval[string](t, tb, `document.querySelector('#token').value`); v != "" {
 		t.Errorf("after a refused login the token field holds %q, want it emptied", v)
 	}
-	tb.run(t, "log in", pageTimeout, chromedp.SendKeys(css("#token"), token),
+	tb.Run(t, "log in", pageTimeout, chromedp.SendKeys(css("#token"), token),
 		chromedp.Click(css("#login-form button")), visible("#runs tr[data-run-id]"))
-	if c := eval[string](t, tb, `document.cookie`); c != "" {
+	if c := browsertest.Eval[string](t, tb, `document.cookie`); c != "" {
 		t.Errorf("document.cookie = %q, want the session cookie hidden from scripts", c)
 	}
-	if n := eval[int](t, tb, `sessionStorage.length + localStorage.length`); n != 0 {
+	if n := browsertest.Eval[int](t, tb, `sessionStorage.length + localStorage.length`); n != 0 {
 		t.Errorf("the page stored %d items in web storage, want none", n)
 	}
 }

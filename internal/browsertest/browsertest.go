@@ -1,4 +1,4 @@
-package ui_test
+package browsertest
 
 import (
 	"context"
@@ -15,17 +15,12 @@ import (
 	"github.com/chromedp/chromedp"
 )
 
-// The browser tests drive Debian's Chromium (package chromium; scripts/test
-// installs it) headless through the DevTools protocol. One browser serves
-// the package; each test gets a tab in a fresh browser context (its own
-// cookies). Without Chromium they fail, naming the package to install.
+// ChromiumEnv names a Chromium binary to use instead of the one on PATH.
+const ChromiumEnv = "SORTIE_CHROMIUM"
 
-// chromiumEnv names a Chromium binary to use instead of the one on PATH.
-const chromiumEnv = "SORTIE_CHROMIUM"
-
-// screenshotsEnv names the directory the tests save screenshots in;
-// default $TMPDIR/sortie-ui-screenshots.
-const screenshotsEnv = "SORTIE_UI_SCREENSHOTS"
+// ScreenshotsEnv names the directory [Tab.Screenshot] saves in; default
+// $TMPDIR/sortie-ui-screenshots.
+const ScreenshotsEnv = "SORTIE_UI_SCREENSHOTS"
 
 var browser struct {
 	once   sync.Once
@@ -34,17 +29,17 @@ var browser struct {
 	err    error
 }
 
-func TestMain(m *testing.M) {
-	code := m.Run()
+// Close stops the browser, if one started; a test package's TestMain
+// calls it after m.Run.
+func Close() {
 	if browser.cancel != nil {
 		browser.cancel()
 	}
-	os.Exit(code)
 }
 
 // chromiumPath finds Chromium: $SORTIE_CHROMIUM, else chromium on PATH.
 func chromiumPath() (string, error) {
-	if p := os.Getenv(chromiumEnv); p != "" {
+	if p := os.Getenv(ChromiumEnv); p != "" {
 		return p, nil
 	}
 	for _, name := range []string{"chromium", "chromium-browser"} {
@@ -53,7 +48,7 @@ func chromiumPath() (string, error) {
 		}
 	}
 	return "", fmt.Errorf("the web UI's browser tests need Chromium, and none is on PATH: install Debian's package "+
-		"(apt-get install -y chromium; scripts/test does it) or set %s to a Chromium binary", chromiumEnv)
+		"(apt-get install -y chromium; scripts/test does it) or set %s to a Chromium binary", ChromiumEnv)
 }
 
 func startBrowser() {
@@ -83,26 +78,29 @@ func startBrowser() {
 	}
 }
 
-// tab is one browser tab of a test, with what it saw: JavaScript dialogs
+// Tab is one browser tab of a test, with what it saw: JavaScript dialogs
 // (an alert would mean injected script ran) and uncaught exceptions.
-type tab struct {
-	ctx context.Context
+type Tab struct {
+	// Ctx is the tab's chromedp context.
+	Ctx context.Context
 
 	mu         sync.Mutex
 	dialogs    []string
 	exceptions []string
 }
 
-// newTab opens a tab in a fresh browser context; the test fails at its
-// end if the page threw an uncaught exception.
-func newTab(t *testing.T) *tab {
+// NewTab opens a tab in a fresh browser context (its own cookies) of the
+// package's one browser, started at the first call; the test fails at
+// once without Chromium, and at its end if the page threw an uncaught
+// exception.
+func NewTab(t *testing.T) *Tab {
 	t.Helper()
 	browser.once.Do(startBrowser)
 	if browser.err != nil {
 		t.Fatal(browser.err)
 	}
 	ctx, cancel := chromedp.NewContext(browser.ctx, chromedp.WithNewBrowserContext())
-	tb := &tab{ctx: ctx}
+	tb := &Tab{Ctx: ctx}
 	if err := chromedp.Listen(ctx, tb.listen); err != nil {
 		cancel()
 		t.Fatalf("open a tab: %v", err)
@@ -118,14 +116,14 @@ func newTab(t *testing.T) *tab {
 	return tb
 }
 
-func (tb *tab) listen(ev any) {
+func (tb *Tab) listen(ev any) {
 	tb.mu.Lock()
 	defer tb.mu.Unlock()
 	switch e := ev.(type) {
 	case *page.EventJavascriptDialogOpening:
 		tb.dialogs = append(tb.dialogs, string(e.Type)+": "+e.Message)
 		go func() { // answer it, so the page goes on; never from the listener
-			_, _ = chromedp.Call(tb.ctx, page.HandleJavaScriptDialog, page.HandleJavaScriptDialogParams{Accept: false})
+			_, _ = chromedp.Call(tb.Ctx, page.HandleJavaScriptDialog, page.HandleJavaScriptDialogParams{Accept: false})
 		}()
 	case *runtime.EventExceptionThrown:
 		tb.exceptions = append(tb.exceptions, e.ExceptionDetails.Text+" "+describe(e.ExceptionDetails.Exception))
@@ -139,25 +137,27 @@ func describe(o *runtime.RemoteObject) string {
 	return o.Description
 }
 
-func (tb *tab) seenDialogs() []string {
+// Dialogs are the JavaScript dialogs the tab opened, "TYPE: MESSAGE".
+func (tb *Tab) Dialogs() []string {
 	tb.mu.Lock()
 	defer tb.mu.Unlock()
 	return append([]string(nil), tb.dialogs...)
 }
 
-// run runs the actions with a deadline of timeout.
-func (tb *tab) run(t *testing.T, what string, timeout time.Duration, actions ...chromedp.Action[chromedp.Void]) {
+// Run runs the actions with a deadline of timeout, failing the test with
+// what the page shows when one fails.
+func (tb *Tab) Run(t *testing.T, what string, timeout time.Duration, actions ...chromedp.Action[chromedp.Void]) {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(tb.ctx, timeout)
+	ctx, cancel := context.WithTimeout(tb.Ctx, timeout)
 	defer cancel()
 	if err := chromedp.Do(ctx, actions...); err != nil {
-		t.Fatalf("%s: %v; the page shows: %q", what, err, tb.mainText())
+		t.Fatalf("%s: %v; the page shows: %q", what, err, tb.MainText())
 	}
 }
 
-// mainText is the text the page shows in <main>, for failure messages.
-func (tb *tab) mainText() string {
-	ctx, cancel := context.WithTimeout(tb.ctx, 2*time.Second)
+// MainText is the text the page shows in <main>, for failure messages.
+func (tb *Tab) MainText() string {
+	ctx, cancel := context.WithTimeout(tb.Ctx, 2*time.Second)
 	defer cancel()
 	s, err := chromedp.Run(ctx, chromedp.Evaluate[string](`document.querySelector('main').innerText`))
 	if err != nil {
@@ -166,10 +166,10 @@ func (tb *tab) mainText() string {
 	return s
 }
 
-// eval evaluates a JavaScript expression (awaiting a promise) into T.
-func eval[T any](t *testing.T, tb *tab, expr string) T {
+// Eval evaluates a JavaScript expression (awaiting a promise) into T.
+func Eval[T any](t *testing.T, tb *Tab, expr string) T {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(tb.ctx, 20*time.Second)
+	ctx, cancel := context.WithTimeout(tb.Ctx, 20*time.Second)
 	defer cancel()
 	v, err := chromedp.Run(ctx, chromedp.Evaluate[T](expr, chromedp.EvalAwaitPromise))
 	if err != nil {
@@ -178,15 +178,15 @@ func eval[T any](t *testing.T, tb *tab, expr string) T {
 	return v
 }
 
-// screenshot saves the tab's viewport as name.png in the screenshots
-// directory.
-func (tb *tab) screenshot(t *testing.T, name string) {
+// Screenshot saves the tab's viewport as name.png in the directory of
+// [ScreenshotsEnv].
+func (tb *Tab) Screenshot(t *testing.T, name string) {
 	t.Helper()
-	dir := os.Getenv(screenshotsEnv)
+	dir := os.Getenv(ScreenshotsEnv)
 	if dir == "" {
 		dir = filepath.Join(os.TempDir(), "sortie-ui-screenshots")
 	}
-	ctx, cancel := context.WithTimeout(tb.ctx, 20*time.Second)
+	ctx, cancel := context.WithTimeout(tb.Ctx, 20*time.Second)
 	defer cancel()
 	png, err := chromedp.Run(ctx, chromedp.CaptureScreenshot())
 	if err != nil {
