@@ -50,7 +50,9 @@ func TestListShowsANewRunWithinOneSecond(t *testing.T) {
 	tb.Run(t, "open the runs list", pageTimeout, chromedp.Navigate(r.ui), visible("#runs tr[data-run-id]"))
 	live := r.submit(t, `{"until_cancelled":true,"interval_ms":200}`)
 	r.cancelAtEnd(t, live.ID)
+	submitted := time.Now()
 	tb.Run(t, "wait for the new run in the list", time.Second, visible(`#runs tr[data-run-id="`+string(live.ID)+`"]`))
+	t.Logf("the new run was listed %v after its submit returned", time.Since(submitted).Round(time.Millisecond))
 	testwait.Until(t, "five runs listed and charted, one working", pageTimeout, func() bool {
 		return browsertest.Eval[bool](t, tb, `document.querySelectorAll('#runs tr[data-run-id]').length === 5 && !!document.querySelector('#runs tr[data-state="working"]') && document.querySelectorAll('svg.chart rect').length > 0`)
 	})
@@ -191,5 +193,49 @@ func TestTokenLoginKeepsTheTokenOutOfThePage(t *testing.T) {
 	}
 	if n := browsertest.Eval[int](t, tb, `sessionStorage.length + localStorage.length`); n != 0 {
 		t.Errorf("the page stored %d items in web storage, want none", n)
+	}
+}
+
+func TestListFiltersAndPages(t *testing.T) {
+	r := newRig(t)
+	failed := r.submit(t, `{"events":0,"fail":"no luck"}`)
+	for range 27 {
+		r.submit(t, `{"events":0}`)
+	}
+	testwait.Until(t, "28 runs ended", pageTimeout, func() bool {
+		page, err := r.engine.List(t.Context(), sortie.ListQuery{State: sortie.StateCompleted, PageSize: 100})
+		return err == nil && len(page.Runs) == 27
+	})
+	tb := browsertest.NewTab(t)
+	tb.Run(t, "filter failed runs", pageTimeout, chromedp.Navigate(r.ui+"#/?state=failed"), visible(`#runs tr[data-run-id="`+string(failed.ID)+`"]`))
+	if n := browsertest.Eval[int](t, tb, `document.querySelectorAll('#runs tr[data-run-id]').length`); n != 1 {
+		t.Errorf("state=failed lists %d runs, want 1", n)
+	}
+	tb.Run(t, "list all, then the older page", pageTimeout, chromedp.Navigate(r.ui+"#/"),
+		chromedp.Poll[chromedp.Void](`document.querySelectorAll('#runs tr[data-run-id]').length === 25`),
+		chromedp.Click(css(".pager button:nth-child(2)")),
+		chromedp.Poll[chromedp.Void](`document.querySelectorAll('#runs tr[data-run-id]').length === 3`))
+	if id := browsertest.Eval[string](t, tb, `document.querySelector('#runs tr[data-run-id]:last-child').dataset.runId`); id != string(failed.ID) {
+		t.Errorf("the last run of the older page is %s, want the first submitted, %s", id, failed.ID)
+	}
+}
+
+func TestPushConfigurationsFromThePage(t *testing.T) {
+	r := newRig(t)
+	run := r.submit(t, `{"events":1}`)
+	tb := browsertest.NewTab(t)
+	openRun(t, tb, r, run.ID)
+	tb.Run(t, "add a push configuration", pageTimeout, visible("#push-form"),
+		chromedp.SendKeys(css(`#push-form input[name="id"]`), "hook-1"),
+		chromedp.SendKeys(css(`#push-form input[name="url"]`), "https://hooks.example.com/sortie"),
+		chromedp.Click(css("#push-form button")), visible(`#push tr[data-config-id="hook-1"]`))
+	cfgs, err := r.cp.ListPushConfigs(t.Context(), run.ID)
+	if err != nil || len(cfgs) != 1 || cfgs[0].URL != "https://hooks.example.com/sortie" {
+		t.Fatalf("ListPushConfigs = %+v, %v; want hook-1 to https://hooks.example.com/sortie", cfgs, err)
+	}
+	tb.Run(t, "delete it", pageTimeout, chromedp.Click(css(`#push tr[data-config-id="hook-1"] button`)),
+		chromedp.WaitNotPresent(css(`#push tr[data-config-id="hook-1"]`)))
+	if cfgs, err := r.cp.ListPushConfigs(t.Context(), run.ID); err != nil || len(cfgs) != 0 {
+		t.Errorf("after delete ListPushConfigs = %+v, %v; want none", cfgs, err)
 	}
 }
