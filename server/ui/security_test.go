@@ -263,3 +263,23 @@ func TestAssetsHaveNoHTMLSinksOrInlineCode(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// Behind a proxy that ends TLS the cookie is Secure, and a page of the
+// proxy's origin (another Host than the one the proxy forwards to) passes
+// the origin check by its Fetch Metadata.
+func TestBehindATLSProxy(t *testing.T) {
+	r := newRig(t, token)
+	req, _ := http.NewRequest(http.MethodPost, r.ui+"session", strings.NewReader(`{"token":"`+token+`"}`))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("X-Forwarded-Proto", "https")
+	req.Header.Set("Origin", "https://sortie.example.com")
+	req.Header.Set("Sec-Fetch-Site", "same-origin")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if set := resp.Header.Get("Set-Cookie"); resp.StatusCode != http.StatusOK || !strings.Contains(set, "Secure") {
+		t.Errorf("login through a TLS proxy = %d, Set-Cookie %q; want 200 and a Secure cookie", resp.StatusCode, set)
+	}
+}

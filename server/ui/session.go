@@ -10,6 +10,7 @@ import (
 	"mime"
 	"net/http"
 	"net/url"
+	"strings"
 	"sync"
 	"time"
 
@@ -106,10 +107,14 @@ func (s *sessions) end(r *http.Request) {
 // sessionCookie is the cookie of session id; maxAge -1 deletes it. The
 // Path is left to the browser's default, the directory of the session
 // route (the UI's mount point, e.g. /ui), so the UIs of two hosts under
-// one origin (examples/interactive-web) keep separate sessions.
+// one origin (examples/interactive-web) keep separate sessions. It is
+// Secure over TLS, including TLS ended by a proxy that says so in
+// X-Forwarded-Proto (a client that sends the header itself only makes its
+// own cookie stricter).
 func sessionCookie(r *http.Request, id string, maxAge int) *http.Cookie {
+	secure := r.TLS != nil || strings.EqualFold(r.Header.Get("X-Forwarded-Proto"), "https")
 	return &http.Cookie{Name: CookieName, Value: id, MaxAge: maxAge, HttpOnly: true,
-		SameSite: http.SameSiteStrictMode, Secure: r.TLS != nil}
+		SameSite: http.SameSiteStrictMode, Secure: secure}
 }
 
 // sessionInfo is the answer of GET and POST /session.
@@ -190,11 +195,14 @@ func (h *Handler) refuseCSRF(w http.ResponseWriter, r *http.Request, msg string)
 	writeError(w, http.StatusForbidden, CodeCSRF, msg)
 }
 
-// sameOrigin reports whether the browser's Fetch Metadata and Origin, when
-// sent, say the request comes from a page of this host.
+// sameOrigin reports whether the request comes from a page of this host,
+// by the browser's Fetch Metadata (Sec-Fetch-Site, which every current
+// browser sends and no proxy rewrites) or, from a browser without it, by
+// its Origin against the Host. Either is a second line behind the CSRF
+// token, which a page of another origin cannot read.
 func sameOrigin(r *http.Request) bool {
-	if site := r.Header.Get("Sec-Fetch-Site"); site != "" && site != "same-origin" {
-		return false
+	if site := r.Header.Get("Sec-Fetch-Site"); site != "" {
+		return site == "same-origin"
 	}
 	origin := r.Header.Get("Origin")
 	if origin == "" {

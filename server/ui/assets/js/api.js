@@ -116,10 +116,18 @@ export function client(base) {
             return;
           }
           h.onStatus && h.onStatus('reconnecting');
-          if (es.readyState === EventSource.CLOSED) { // refused: the browser gave up; we do not
-            timer = setTimeout(open, delay);
-            delay = Math.min(delay * 2, 5000);
-          }
+          if (es.readyState === EventSource.CLOSED) giveUpOrRetry(); // refused: the browser gave up
+        });
+      };
+      // giveUpOrRetry asks why the stream was refused: a refusal of the
+      // run itself (no session, not found) ends the stream; anything
+      // else (the host restarting) is retried with backoff.
+      const giveUpOrRetry = () => {
+        const retry = () => { if (!done) timer = setTimeout(open, delay); delay = Math.min(delay * 2, 5000); };
+        api.run(id).then(retry, (err) => {
+          if (!(err instanceof APIError) || err.status >= 500) return retry();
+          done = true;
+          h.onStatus && h.onStatus('error', err);
         });
       };
       open();
