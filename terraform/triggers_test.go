@@ -144,3 +144,27 @@ func TestGCPStorageTriggerWiring(t *testing.T) {
 		}
 	}
 }
+
+// TestAWSTriggerQueueKind: the trigger queue and its dead-letter queue
+// are of one kind, the one variable trigger_queue_fifo names (a FIFO
+// queue's name must end in .fifo, and its dead-letter queue must be FIFO
+// too), and the module says which in an output.
+func TestAWSTriggerQueueKind(t *testing.T) {
+	m := parseModule(t, "aws")
+	for name, base := range map[string]string{"trigger": "${var.name}-trigger", "trigger_dlq": "${var.name}-trigger-dlq"} {
+		checkAttrs(t, m, "aws_sqs_queue", name, map[string]string{"name": base + "${local.trigger_queue_suffix}",
+			"fifo_queue": "var.trigger_queue_fifo", "content_based_deduplication": "var.trigger_queue_fifo"})
+	}
+	if got := m.text(m.local("trigger_queue_suffix")); got != `var.trigger_queue_fifo ? ".fifo" : ""` {
+		t.Errorf("local.trigger_queue_suffix = %s, want .fifo exactly for FIFO queues", got)
+	}
+	var kind string
+	for _, b := range m.blocks {
+		if b.Type == "output" && b.Labels[0] == "trigger_queue_kind" {
+			kind = m.str(b.Body, "value")
+		}
+	}
+	if kind != `aws_sqs_queue.trigger.fifo_queue ? "fifo" : "standard"` {
+		t.Errorf("output trigger_queue_kind = %q, want fifo or standard from the queue", kind)
+	}
+}

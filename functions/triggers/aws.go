@@ -3,6 +3,7 @@ package triggers
 import (
 	"encoding/json"
 	"fmt"
+	"strings"
 
 	"github.com/aws/aws-lambda-go/events"
 	"github.com/sortie-run/sortie"
@@ -16,6 +17,11 @@ type Record struct {
 	Event *Event
 	// ItemID is the SQS messageId of the record, for batchItemFailures.
 	ItemID string
+	// FIFO is set for a record of an SQS FIFO queue (an eventSourceARN
+	// ending in ".fifo"), whose Group is its MessageGroupId attribute:
+	// records of one group must start their runs in order.
+	FIFO  bool
+	Group string
 	// Kind and ID name the record when Event is nil (ID where it is known).
 	Kind Kind
 	ID   string
@@ -168,7 +174,8 @@ func parseSQS(field string, rec json.RawMessage) Record {
 	}
 	doc.(map[string]any)["body"] = body
 	ev.inner = inner
-	return Record{Event: ev, ItemID: m.MessageId}
+	fifo := strings.HasSuffix(m.EventSourceARN, ".fifo")
+	return Record{Event: ev, ItemID: m.MessageId, FIFO: fifo, Group: m.Attributes["MessageGroupId"]}
 }
 
 func parseSNS(field string, rec json.RawMessage) Record {

@@ -31,7 +31,9 @@
 // [Router.HandleLambda] is the Lambda trigger-mode handler: it detects
 // EventBridge events, S3 notifications, SQS batches (answering
 // events.SQSEventResponse with batchItemFailures, so only records a
-// redelivery may cure are retried) and SNS notifications, with
+// redelivery may cure are retried; in a FIFO queue's batch a failed
+// record also holds back the later records of its message group, so each
+// group's runs start in order) and SNS notifications, with
 // aws-lambda-go's events types. CloudEvents over HTTP (Eventarc: Pub/Sub,
 // Cloud Storage; any CloudEvents source posting to a host) are received by
 // package cehttp, which calls [Router.RouteCloudEvent]. [Router.Replay]

@@ -36,6 +36,12 @@ func readSample(t *testing.T, name string) json.RawMessage {
 // per body, with message IDs from ids.
 func sqsBatch(t *testing.T, ids []string, bodies []any) json.RawMessage {
 	t.Helper()
+	return sqsBatchWith(t, ids, bodies, nil)
+}
+
+// sqsBatchWith is sqsBatch with edit (when not nil) changing record i.
+func sqsBatchWith(t *testing.T, ids []string, bodies []any, edit func(i int, rec map[string]any)) json.RawMessage {
+	t.Helper()
 	var sample struct {
 		Records []map[string]any `json:"Records"`
 	}
@@ -49,6 +55,9 @@ func sqsBatch(t *testing.T, ids []string, bodies []any) json.RawMessage {
 			rec[k] = v
 		}
 		rec["messageId"], rec["body"] = id, bodies[i]
+		if edit != nil {
+			edit(i, rec)
+		}
 		recs = append(recs, rec)
 	}
 	b, err := json.Marshal(map[string]any{"Records": recs})

@@ -53,6 +53,11 @@ output "trigger_queue_url" {
   value       = aws_sqs_queue.trigger.url
 }
 
+output "trigger_queue_kind" {
+  description = "Kind of the trigger queue and its dead-letter queue: fifo or standard (variable trigger_queue_fifo)."
+  value       = aws_sqs_queue.trigger.fifo_queue ? "fifo" : "standard"
+}
+
 output "trigger_dlq_url" {
   description = "URL of the trigger queue's dead-letter queue."
   value       = aws_sqs_queue.trigger_dlq.url

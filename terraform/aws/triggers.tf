@@ -25,17 +25,30 @@ resource "aws_lambda_permission" "trigger_events" {
   source_arn    = aws_cloudwatch_event_rule.trigger.arn
 }
 
+# The trigger queue is a standard queue unless trigger_queue_fifo is set:
+# then it and its dead-letter queue are FIFO queues (names ending in
+# .fifo, content-based deduplication), and the trigger function keeps each
+# message group's order: after a failed message it reports that message
+# and every later one of its group in the batch, and starts none of them.
+locals {
+  trigger_queue_suffix = var.trigger_queue_fifo ? ".fifo" : ""
+}
+
 resource "aws_sqs_queue" "trigger_dlq" {
-  name                      = "${var.name}-trigger-dlq"
-  message_retention_seconds = 1209600
-  sqs_managed_sse_enabled   = true
-  tags                      = var.tags
+  name                        = "${var.name}-trigger-dlq${local.trigger_queue_suffix}"
+  fifo_queue                  = var.trigger_queue_fifo
+  content_based_deduplication = var.trigger_queue_fifo
+  message_retention_seconds   = 1209600
+  sqs_managed_sse_enabled     = true
+  tags                        = var.tags
 }
 
 resource "aws_sqs_queue" "trigger" {
-  name                       = "${var.name}-trigger"
-  visibility_timeout_seconds = 6 * aws_lambda_function.trigger.timeout
-  sqs_managed_sse_enabled    = true
+  name                        = "${var.name}-trigger${local.trigger_queue_suffix}"
+  fifo_queue                  = var.trigger_queue_fifo
+  content_based_deduplication = var.trigger_queue_fifo
+  visibility_timeout_seconds  = 6 * aws_lambda_function.trigger.timeout
+  sqs_managed_sse_enabled     = true
   redrive_policy = jsonencode({
     deadLetterTargetArn = aws_sqs_queue.trigger_dlq.arn
     maxReceiveCount     = var.trigger_queue_max_receive_count

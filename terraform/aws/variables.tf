@@ -91,6 +91,12 @@ variable "trigger_sns_topics" {
   }
 }
 
+variable "trigger_queue_fifo" {
+  type        = bool
+  description = "Make the trigger queue and its dead-letter queue FIFO queues (NAME-trigger.fifo, content-based deduplication): runs of one message group start in the order its messages were sent. False (the default) makes standard queues."
+  default     = false
+}
+
 variable "trigger_queue_max_receive_count" {
   type        = number
   description = "Deliveries of one trigger queue message before it moves to the dead-letter queue."
