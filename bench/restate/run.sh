@@ -13,6 +13,7 @@
 # ROUND_TIMEOUT (300 s for one round's load).
 set -euo pipefail
 cd "$(dirname "$0")"
+SELF=$PWD/$(basename "$0") # $0 may be relative to the directory just left
 
 ROUNDS=${ROUNDS:-3} N=${N:-2000} C=${C:-32} WARMUP=${WARMUP:-64} ROUND_TIMEOUT=${ROUND_TIMEOUT:-300}
 export DO_NOT_TRACK=1 SCARF_ANALYTICS=false
@@ -98,7 +99,7 @@ trap cleanup EXIT
 [ -x "$SERVER" ] || npm ci --ignore-scripts --no-audit --no-fund
 echo "$("$SERVER" --version), $(go version)"
 go build -o "$TMP/bin/" ./cmd/...
-unshare -rn "$0" --rounds "$TMP" &
+unshare -rn "$SELF" --rounds "$TMP" &
 inner=$!
 trap 'kill -TERM "$inner" 2>/dev/null; wait "$inner"; exit 143' INT TERM
 wait "$inner"
