@@ -53,11 +53,16 @@ func (c *Call) Variables(v any) error {
 
 // Emit reports an event of kind with text and data (marshalled to JSON;
 // nil for none). Events are numbered 1, 2, ... in the attempt and reach the
-// reporter in that order before Emit returns. An invalid event (see
-// [sortie.Event.Validate]; kind 1-64 bytes, text at most
-// [sortie.MaxEventTextBytes], data at most [sortie.MaxEventDataBytes]) is a
-// [*sortie.ValidationError] and is not sent. After the attempt ended, Emit
-// returns an error and sends nothing.
+// reporter in that order, in batches: an event waits at most the worker's
+// [Worker.EventWindow] (5 ms by default) and is always sent before the
+// attempt's next heartbeat and its finish, so a handler that returns has
+// had all its events reported; a worker that crashes loses at most the
+// last window's. An invalid event (see [sortie.Event.Validate]; kind 1-64
+// bytes, text at most [sortie.MaxEventTextBytes], data at most
+// [sortie.MaxEventDataBytes]) is a [*sortie.ValidationError] and is not
+// sent. Once sending a batch failed (after the reporter's retries), Emit
+// returns that error and sends nothing more; it also returns an error
+// after the attempt ended.
 func (c *Call) Emit(kind, text string, data any) error {
 	e := sortie.Event{Kind: kind, Text: text, TimeMs: time.Now().UnixMilli()}
 	if data != nil {
@@ -72,6 +77,12 @@ func (c *Call) Emit(kind, text string, data any) error {
 	}
 	return c.out.event(e)
 }
+
+// Flush sends the attempt's unsent events now and returns once the
+// reporter has them, or with the error of a failed send (see [Call.Emit]).
+// A handler calls it before a step that might end its process, so what it
+// emitted is stored.
+func (c *Call) Flush() error { return c.out.flush(true) }
 
 // Resume returns the resume data (the interrupt's checkpoint and the
 // client's input) of an attempt that continues an interrupted run, or nil.

@@ -32,7 +32,10 @@
 // any other variable.
 //
 // Handlers see the attempt through a [Call]: its variables, numbered events
-// ([Call.Emit]), resume data, inline configuration, logger, and the HTTP
+// ([Call.Emit], sent in batches: an event waits at most
+// [Worker.EventWindow], 5 ms by default, and every event is sent before
+// the attempt's next heartbeat and its finish, so a worker that crashes
+// loses at most its last window's events; [Call.Flush] sends them at once), resume data, inline configuration, logger, and the HTTP
 // client every outbound call must use ([Call.HTTPClient], bound by the
 // destination policy [Worker.Destinations]). Each attempt is traced: a
 // span "sortie.attempt" under the invocation's traceparent, with

@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"log/slog"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -28,6 +30,8 @@ type recorder struct {
 	heartbeats int
 	events     []sortie.Event
 	finishes   []sortie.Outcome
+	ops        []string // "events N", "heartbeat", "finish", in call order
+	eventsErr  error    // what Events returns, when set
 }
 
 func newRecorder(t *testing.T) *recorder { return &recorder{t: t} }
@@ -51,6 +55,7 @@ func (r *recorder) Heartbeat(context.Context) (bool, error) {
 	defer r.enter("Heartbeat")()
 	r.mu.Lock()
 	r.heartbeats++
+	r.ops = append(r.ops, "heartbeat")
 	r.mu.Unlock()
 	if p := r.hbErr.Load(); p != nil {
 		return false, *p
@@ -62,7 +67,11 @@ func (r *recorder) Events(_ context.Context, events []sortie.Event) error {
 	defer r.enter("Events")()
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	if r.eventsErr != nil {
+		return r.eventsErr
+	}
 	r.events = append(r.events, events...)
+	r.ops = append(r.ops, fmt.Sprintf("events %d", len(events)))
 	return nil
 }
 
@@ -71,7 +80,15 @@ func (r *recorder) Finish(_ context.Context, o sortie.Outcome) error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.finishes = append(r.finishes, o)
+	r.ops = append(r.ops, "finish")
 	return nil
+}
+
+// calls returns the reporter calls so far, in order.
+func (r *recorder) calls() []string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return slices.Clone(r.ops)
 }
 
 func (r *recorder) snapshot() (events []sortie.Event, finishes []sortie.Outcome, heartbeats int) {

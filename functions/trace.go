@@ -102,10 +102,7 @@ func claim(ctx context.Context, rep Reporter) error {
 func (a *attempt) finish(ctx context.Context, o sortie.Outcome) error {
 	ctx, span := tracer().Start(ctx, "sortie.finish")
 	defer span.End()
-	a.out.mu.Lock()
-	a.out.ctx = context.WithoutCancel(ctx) // no report after the finish uses it
-	a.out.mu.Unlock()
-	err := a.out.finish(o)
+	err := a.out.finish(context.WithoutCancel(ctx), o)
 	if err != nil {
 		failSpan(span, err)
 	}

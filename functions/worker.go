@@ -42,6 +42,15 @@ type Worker struct {
 	// policy are not seen. Optional; defaults to the zero
 	// [destination.Policy]: HTTPS to public addresses only.
 	Destinations *destination.Policy
+	// EventWindow is how long an attempt's unsent event waits for more
+	// to join its batch: the reporter gets events in batches of up to
+	// sortie.MaxEventsPerAppend, sent when the window of the batch's first
+	// event ends, when a batch is full, and before every heartbeat and
+	// the finish (result, error, interrupt, also after a cancel). A worker
+	// that crashes loses at most the events of its last window. Optional;
+	// defaults to [DefaultEventWindow]; negative sends each event before
+	// [Call.Emit] returns.
+	EventWindow time.Duration
 }
 
 // Causes of a handler context's end.
@@ -108,7 +117,7 @@ func (w *Worker) Execute(ctx context.Context, inv *sortie.Invocation, rep Report
 	}
 	claimed := time.Now()
 	a := &attempt{inv: inv, log: log, client: client}
-	a.out = &sender{rep: rep, ctx: context.WithoutCancel(ctx)}
+	a.out = &sender{rep: rep, ctx: context.WithoutCancel(ctx), window: w.eventWindow()}
 	o, kmsRequests := w.run(ctx, a)
 	if err := o.Validate(); err != nil {
 		o = errorOutcome(errTypeOutput, "invalid outcome: "+err.Error(), false)
@@ -119,6 +128,13 @@ func (w *Worker) Execute(ctx context.Context, inv *sortie.Invocation, rep Report
 		return o, fmt.Errorf("worker: finish run %s attempt %d: %w", inv.RunID, inv.Attempt, err)
 	}
 	return o, nil
+}
+
+func (w *Worker) eventWindow() time.Duration {
+	if w.EventWindow == 0 {
+		return DefaultEventWindow
+	}
+	return w.EventWindow
 }
 
 func (w *Worker) logger() *slog.Logger {

@@ -6,8 +6,9 @@
 //	events          int     events of kind "progress" to emit first (default 3, at most 10000)
 //	interval_ms     int     pause between events, in ms (default 0)
 //	text            string  the text of every progress event (default "event I of N")
-//	crash_attempts  int     on attempts ≤ N, after the events, call [Exit](97)
-//	                        without reporting anything: a killed worker
+//	crash_attempts  int     on attempts ≤ N, after the events (flushed to the
+//	                        reporter), call [Exit](97) without reporting
+//	                        anything more: a killed worker
 //	panic           bool    panic after the events
 //	fail            string  return an error with this message ...
 //	retryable       bool    ... retryable when true, else [functions.Permanent]

@@ -97,6 +97,9 @@ func (v *Variables) act(ctx context.Context, call *functions.Call) (out any, don
 	switch {
 	case attempt <= v.CrashAttempts:
 		call.Logger().Warn("probe: simulating a crash", "exit_code", CrashExitCode)
+		if err := call.Flush(); err != nil {
+			return nil, true, err
+		}
 		Exit(CrashExitCode)
 		return nil, true, fmt.Errorf("probe: simulated crash on attempt %d (the exit hook returned)", attempt)
 	case v.Panic:
