@@ -38,11 +38,13 @@ type ControlPlane interface {
 	RecordLaunch(ctx context.Context, l Launch) (*Run, error)
 
 	// SetRef stores the launcher's reference on the attempt with that
-	// launch ID. It MUST return ErrConflict when the launch ID does not
-	// match the attempt. It is the one write a terminal run takes: Start
-	// may return only after the attempt ended, and the reference (request
-	// ID, log location) still belongs on it; nothing else changes.
-	SetRef(ctx context.Context, id RunID, attempt int, launchID string, ref Ref) error
+	// launch ID and returns the run as stored, so the engine sees a cancel
+	// requested while Start was in flight. It MUST return ErrConflict when
+	// the launch ID does not match the attempt. It is the one write a
+	// terminal run takes: Start may return only after the attempt ended,
+	// and the reference (request ID, log location) still belongs on it;
+	// nothing else changes.
+	SetRef(ctx context.Context, id RunID, attempt int, launchID string, ref Ref) (*Run, error)
 
 	// Claim activates an attempt for one worker. It succeeds once per
 	// attempt and MUST return ErrConflict when the attempt is not the run's
@@ -154,7 +156,10 @@ type Finish struct {
 	// IfVersion, when non-zero, makes the finish conditional on the run's
 	// Version (the reconciler uses it so a late heartbeat wins).
 	IfVersion int64
-	NowMs     int64
+	// Exit is what the launcher reported of the attempt's compute, stored
+	// on [Attempt.Exit]. Optional.
+	Exit  *Status
+	NowMs int64
 }
 
 // ListQuery filters and pages runs. Zero fields do not filter.

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"sync"
 	"time"
 )
 
@@ -76,6 +75,13 @@ type EngineOptions struct {
 	Logger *slog.Logger
 	// Now is the clock. Optional; defaults to time.Now.
 	Now func() time.Time
+	// LaunchTimeout bounds each call of the launcher's Start. Optional;
+	// defaults to 60 s.
+	LaunchTimeout time.Duration
+	// CloseGrace is how long Close waits for the launches, provider
+	// cancels and exit reports in flight before it cancels their contexts.
+	// Optional; defaults to 10 s.
+	CloseGrace time.Duration
 }
 
 // Engine combines a [ControlPlane] and a [Launcher]: it reserves runs,
@@ -87,10 +93,7 @@ type Engine struct {
 	agents   AgentCatalog
 	opts     EngineOptions
 	log      *slog.Logger
-
-	wg     sync.WaitGroup
-	mu     sync.Mutex
-	closed bool
+	life     lifecycle
 }
 
 var _ LocalEngine = (*Engine)(nil)
@@ -108,9 +111,15 @@ func NewEngine(cp ControlPlane, l Launcher, agents AgentCatalog, opts *EngineOpt
 	if e.opts.Report.Mode == "" {
 		e.opts.Report.Mode = ReportControlPlane
 	}
+	e.opts.LaunchTimeout = cmpOr(e.opts.LaunchTimeout, defaultLaunchTimeout)
+	e.opts.CloseGrace = cmpOr(e.opts.CloseGrace, defaultCloseGrace)
 	e.log = e.opts.Logger
 	if e.log == nil {
 		e.log = slog.Default()
+	}
+	e.life.init()
+	if w, ok := l.(ExitWatcher); ok {
+		e.life.unwatch = w.WatchExits(e.exited)
 	}
 	return e
 }
@@ -140,9 +149,10 @@ func (e *Engine) Submit(ctx context.Context, req *SubmitRequest) (*Run, error) {
 // created the run (false: an earlier submission with the same idempotency
 // key did, and its run is returned).
 func (e *Engine) SubmitCreated(ctx context.Context, req *SubmitRequest) (*Run, bool, error) {
-	if e.isClosed() {
-		return nil, false, fmt.Errorf("submit: %w", ErrClosed)
+	if err := e.life.acquire("submit"); err != nil {
+		return nil, false, err
 	}
+	defer e.life.release()
 	ctx, span := startSpan(ctx, "sortie.submit", "")
 	defer span.End()
 	run, err := e.newRun(ctx, req)
@@ -240,36 +250,6 @@ func (e *Engine) invocation(run *Run, attempt int, launchID string) *Invocation 
 	return inv
 }
 
-// start hands inv to the launcher without waiting: some launchers run the
-// whole attempt inside Start. A failed Start ends the attempt.
-func (e *Engine) start(inv *Invocation) {
-	e.wg.Add(1)
-	go func() {
-		defer e.wg.Done()
-		ctx, span := startSpan(context.Background(), "sortie.launch", inv.TraceParent)
-		defer span.End()
-		setInvocationAttrs(span, inv)
-		if tp := traceParent(ctx); tp != "" {
-			inv.TraceParent = tp // the worker's attempt span goes under the launch
-		}
-		ref, err := e.launcher.Start(ctx, inv)
-		endSpan(span, err)
-		if err != nil {
-			e.log.Warn("launch failed", "run", inv.RunID, "attempt", inv.Attempt, "err", err)
-			msg := &ErrorMessage{Type: ErrorTypeLaunch, Message: err.Error(), Retryable: !errors.Is(err, ErrInvalidArgument) && !errors.Is(err, ErrNotFound)}
-			_, err = e.cp.Finish(ctx, Finish{RunID: inv.RunID, Attempt: inv.Attempt, LaunchID: inv.LaunchID,
-				Outcome: Outcome{Error: msg}, NowMs: e.nowMs()})
-			if err != nil {
-				e.log.Error("record launch failure", "run", inv.RunID, "err", err)
-			}
-			return
-		}
-		if err := e.cp.SetRef(ctx, inv.RunID, inv.Attempt, inv.LaunchID, ref); err != nil {
-			e.log.Debug("store launch ref", "run", inv.RunID, "err", err)
-		}
-	}()
-}
-
 // Get returns the run; ErrNotFound for an unknown ID.
 func (e *Engine) Get(ctx context.Context, id RunID) (*Run, error) {
 	if err := id.Validate(); err != nil {
@@ -294,31 +274,16 @@ func (e *Engine) Events(ctx context.Context, id RunID, after Cursor, limit int) 
 	return e.cp.Events(ctx, id, after, limit)
 }
 
-// Cancel requests cancellation (sticky) and asks the launcher, when it can,
-// to stop the live attempt. A terminal run is returned unchanged.
-func (e *Engine) Cancel(ctx context.Context, id RunID, reason string) (*Run, error) {
-	if err := id.Validate(); err != nil {
-		return nil, err
-	}
-	run, err := e.cp.RequestCancel(ctx, id, reason)
-	if err != nil {
-		return nil, err
-	}
-	c, ok := e.launcher.(Canceler)
-	if cur := run.Current(); ok && cur != nil && cur.Ref != nil && !run.State.Terminal() {
-		if err := c.Cancel(ctx, *cur.Ref); err != nil {
-			e.log.Warn("provider cancel failed; the worker stops on its next heartbeat", "run", id, "err", err)
-		}
-		return e.cp.Get(ctx, id)
-	}
-	return run, nil
-}
-
-// Resume continues an interrupted run with input as a new attempt.
+// Resume continues an interrupted run with input as a new attempt. It
+// returns ErrClosed after Close.
 func (e *Engine) Resume(ctx context.Context, id RunID, input json.RawMessage) (*Run, error) {
 	if err := id.Validate(); err != nil {
 		return nil, err
 	}
+	if err := e.life.acquire("resume"); err != nil {
+		return nil, err
+	}
+	defer e.life.release()
 	run, err := e.cp.Resume(ctx, id, input)
 	if err != nil {
 		return nil, err
@@ -332,35 +297,4 @@ func (e *Engine) Watch(id RunID) (<-chan struct{}, func()) {
 		return n.Subscribe(id)
 	}
 	return nil, func() {}
-}
-
-// WaitLaunches blocks until every Start this engine began has returned, or
-// ctx ends. A host about to be frozen (a Lambda function returning from
-// its handler) calls it so the launches it began are sent; with launchers
-// that run the whole attempt inside Start it waits for those attempts.
-func (e *Engine) WaitLaunches(ctx context.Context) error {
-	done := make(chan struct{})
-	go func() { e.wg.Wait(); close(done) }()
-	select {
-	case <-done:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
-}
-
-func (e *Engine) isClosed() bool {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	return e.closed
-}
-
-// Close stops accepting submissions and waits for pending Start calls. It
-// does not close the control plane.
-func (e *Engine) Close() error {
-	e.mu.Lock()
-	e.closed = true
-	e.mu.Unlock()
-	e.wg.Wait()
-	return nil
 }

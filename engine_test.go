@@ -25,10 +25,11 @@ var probeAgent = sortie.Agents{"probe": {Name: "probe", Version: "1", Runtime: "
 // rig is an engine over the memory control plane whose in-process
 // launcher calls start for each attempt.
 type rig struct {
-	cp     *memory.ControlPlane
-	engine *sortie.Engine
-	client *sortie.Client
-	worker *functions.Worker
+	cp       *memory.ControlPlane
+	launcher *local.Launcher
+	engine   *sortie.Engine
+	client   *sortie.Client
+	worker   *functions.Worker
 }
 
 func newRig(t *testing.T, start func(r *rig, ctx context.Context, inv *sortie.Invocation) error) *rig {
@@ -45,6 +46,7 @@ func newRig(t *testing.T, start func(r *rig, ctx context.Context, inv *sortie.In
 	if err != nil {
 		t.Fatal(err)
 	}
+	r.launcher = l
 	r.engine = sortie.NewEngine(r.cp, l, probeAgent, nil)
 	r.client = sortie.NewClient(r.engine, &sortie.ClientOptions{PollInterval: 10 * time.Millisecond})
 	t.Cleanup(func() { r.engine.Close(); l.Close(); r.cp.Close() })
@@ -123,9 +125,9 @@ func TestSubmitWithOneIdempotencyKeyMakesOneRun(t *testing.T) {
 func TestSubmitRefusesBadInputAndStoresNothing(t *testing.T) {
 	r := newRig(t, nil)
 	for field, req := range map[string]*sortie.SubmitRequest{
-		"agent":           {Agent: "nobody"},
-		"variables":       {Agent: "probe", Variables: json.RawMessage(`[]`)},
-		"policy.lease_ms": {Agent: "probe", Policy: sortie.Policy{HeartbeatMs: 1000, LeaseMs: 500}},
+		"agent":               {Agent: "nobody"},
+		"variables":           {Agent: "probe", Variables: json.RawMessage(`[]`)},
+		"policy.heartbeat_ms": {Agent: "probe", Policy: sortie.Policy{HeartbeatMs: 1000, LeaseMs: 2999}},
 	} {
 		var ve *sortie.ValidationError
 		if _, err := r.client.Submit(context.Background(), req); !errors.As(err, &ve) || ve.Field != field {
@@ -181,7 +183,12 @@ func TestReconcileLaunchesAnOrphanedReservation(t *testing.T) {
 	}
 }
 
-// A launch no worker claims ends with start_timeout and is retried.
+// startOnly hides a launcher's optional capabilities: the engine sees a
+// launcher that neither cancels, describes nor reports exits.
+type startOnly struct{ sortie.Launcher }
+
+// A launch no worker claims ends with start_timeout and is retried (a
+// launcher that does not report exits leaves only the timeout).
 func TestStartTimeoutRetries(t *testing.T) {
 	var starts atomic.Int32
 	r := newRig(t, func(r *rig, ctx context.Context, inv *sortie.Invocation) error {
@@ -190,6 +197,10 @@ func TestStartTimeoutRetries(t *testing.T) {
 		}
 		return r.execute(ctx, inv)
 	})
+	r.engine.Close()
+	r.engine = sortie.NewEngine(r.cp, startOnly{r.launcher}, probeAgent, nil)
+	t.Cleanup(func() { r.engine.Close() })
+	r.client = sortie.NewClient(r.engine, &sortie.ClientOptions{PollInterval: 10 * time.Millisecond})
 	run := r.submit(t, `{"events":1}`, "")
 	run = r.reconcileUntil(t, run.ID, "completed", func(r *sortie.Run) bool { return r.State == sortie.StateCompleted })
 	if run.Attempt != 2 || run.Attempts[0].Error == nil || run.Attempts[0].Error.Type != sortie.ErrorTypeStartTimeout {

@@ -93,6 +93,11 @@ const (
 	// ErrorTypeSeal is what the engine records when it cannot seal an
 	// attempt's configuration (a key gone from the ring); it is permanent.
 	ErrorTypeSeal = "seal"
+	// ErrorTypeExited is what the engine records for an attempt whose
+	// compute ended (a process exit, a failed, cancelled or vanished
+	// execution) before its worker reported an outcome; the provider's
+	// words are in the message and on [Attempt.Exit]. It is retryable.
+	ErrorTypeExited = "exited"
 )
 
 func (e *ErrorMessage) Error() string { return e.Type + ": " + e.Message }

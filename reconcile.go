@@ -3,6 +3,7 @@ package sortie
 import (
 	"context"
 	"errors"
+	"fmt"
 	"time"
 )
 
@@ -13,6 +14,10 @@ import (
 // policy. It returns how many runs it acted on. Conditional writes make
 // concurrent reconcilers in several processes safe.
 func (e *Engine) Reconcile(ctx context.Context) (int, error) {
+	if err := e.life.acquire("reconcile"); err != nil {
+		return 0, err
+	}
+	defer e.life.release()
 	runs, err := e.cp.Expired(ctx, e.nowMs(), 100)
 	if err != nil {
 		return 0, err
@@ -31,6 +36,15 @@ func (e *Engine) Reconcile(ctx context.Context) (int, error) {
 	return n, nil
 }
 
+// reconcileID reconciles one run when it is due (its lease expired).
+func (e *Engine) reconcileID(ctx context.Context, id RunID) (bool, error) {
+	run, err := e.cp.Get(ctx, id)
+	if err != nil || run.State.Terminal() || run.LeaseExpiresMs == 0 || run.LeaseExpiresMs > e.nowMs() {
+		return false, err
+	}
+	return e.reconcileRun(ctx, run)
+}
+
 func (e *Engine) reconcileRun(ctx context.Context, run *Run) (bool, error) {
 	cur := run.Current()
 	if cur == nil || cur.Ended() {
@@ -44,9 +58,13 @@ func (e *Engine) reconcileRun(ctx context.Context, run *Run) (bool, error) {
 	}
 	msg := &ErrorMessage{Type: ErrorTypeLeaseExpired, Retryable: true,
 		Message: "the worker stopped heartbeating; its lease expired"}
-	if !cur.Claimed() {
+	switch {
+	case !cur.Claimed():
 		msg = &ErrorMessage{Type: ErrorTypeStartTimeout, Retryable: true,
 			Message: "no worker claimed the attempt before its start timeout"}
+	case run.CancelRequested:
+		msg = &ErrorMessage{Type: ErrorTypeCancelled,
+			Message: fmt.Sprintf("the worker did not stop within the cancel timeout (%d ms)", run.Policy.CancelTimeout().Milliseconds())}
 	}
 	e.log.Info("reconcile: ending attempt", "run", run.ID, "attempt", cur.Number, "reason", msg.Type)
 	_, err := e.cp.Finish(ctx, Finish{RunID: run.ID, Attempt: cur.Number, LaunchID: cur.LaunchID,
@@ -69,7 +87,9 @@ func (e *Engine) RunReconciler(ctx context.Context, interval time.Duration) {
 	t := time.NewTicker(interval)
 	defer t.Stop()
 	for {
-		if _, err := e.Reconcile(ctx); err != nil && ctx.Err() == nil {
+		if _, err := e.Reconcile(ctx); errors.Is(err, ErrClosed) {
+			return
+		} else if err != nil && ctx.Err() == nil {
 			e.log.Warn("reconcile", "err", err)
 		}
 		select {

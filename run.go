@@ -57,6 +57,11 @@ type Policy struct {
 	BackoffMs int64 `json:"backoff_ms,omitempty"`
 	// BackoffMaxMs caps the backoff, in ms. Optional; defaults to 60000.
 	BackoffMaxMs int64 `json:"backoff_max_ms,omitempty"`
+	// CancelTimeoutMs is how long a claimed attempt has to stop once its
+	// run's cancel was requested, in ms: the run becomes cancelled when the
+	// worker stops, or when this has passed without it (whatever its
+	// lease). Optional; defaults to [DefaultCancelTimeoutMs] (15000).
+	CancelTimeoutMs int64 `json:"cancel_timeout_ms,omitempty"`
 }
 
 const maxPolicyMs = int64(24 * time.Hour / time.Millisecond)
@@ -73,6 +78,7 @@ func (p Policy) Validate() error {
 		{"policy.heartbeat_ms", p.HeartbeatMs}, {"policy.lease_ms", p.LeaseMs},
 		{"policy.start_timeout_ms", p.StartTimeoutMs}, {"policy.attempt_timeout_ms", p.AttemptTimeoutMs},
 		{"policy.backoff_ms", p.BackoffMs}, {"policy.backoff_max_ms", p.BackoffMaxMs},
+		{"policy.cancel_timeout_ms", p.CancelTimeoutMs},
 	} {
 		if f.v < 0 || f.v > maxPolicyMs {
 			return invalidf(f.name, "%d outside 0..%d ms", f.v, maxPolicyMs)
@@ -82,10 +88,13 @@ func (p Policy) Validate() error {
 }
 
 // checkLiveness checks an effective policy (defaults applied): a lease
-// must outlive a heartbeat interval, and an attempt its heartbeat.
+// must hold at least three heartbeat intervals, so one lost heartbeat
+// never ends a live attempt and a worker that can no longer renew its
+// lease has time to stop before the lease ends; and an attempt must
+// outlive its heartbeat.
 func (p Policy) checkLiveness() error {
-	if p.LeaseMs < p.HeartbeatMs {
-		return invalidf("policy.lease_ms", "%d ms is shorter than heartbeat_ms %d ms; a lease must outlive a heartbeat interval (three is the default)", p.LeaseMs, p.HeartbeatMs)
+	if p.HeartbeatMs*3 > p.LeaseMs {
+		return invalidf("policy.heartbeat_ms", "%d ms is more than a third of lease_ms %d ms; a lease must hold at least three heartbeats (heartbeat_ms ≤ lease_ms / 3)", p.HeartbeatMs, p.LeaseMs)
 	}
 	if p.AttemptTimeoutMs < p.HeartbeatMs {
 		return invalidf("policy.attempt_timeout_ms", "%d ms is shorter than heartbeat_ms %d ms", p.AttemptTimeoutMs, p.HeartbeatMs)
@@ -110,13 +119,14 @@ func (p Policy) Merge(def Policy) Policy {
 	p.AttemptTimeoutMs = pick(p.AttemptTimeoutMs, def.AttemptTimeoutMs)
 	p.BackoffMs = pick(p.BackoffMs, def.BackoffMs)
 	p.BackoffMaxMs = pick(p.BackoffMaxMs, def.BackoffMaxMs)
+	p.CancelTimeoutMs = pick(p.CancelTimeoutMs, def.CancelTimeoutMs)
 	return p
 }
 
 // WithDefaults returns p with every zero field set to its documented default.
 func (p Policy) WithDefaults() Policy {
 	p = p.Merge(Policy{MaxAttempts: 3, HeartbeatMs: 5000, StartTimeoutMs: 60000,
-		AttemptTimeoutMs: 900000, BackoffMs: 1000, BackoffMaxMs: 60000})
+		AttemptTimeoutMs: 900000, BackoffMs: 1000, BackoffMaxMs: 60000, CancelTimeoutMs: DefaultCancelTimeoutMs})
 	if p.LeaseMs == 0 {
 		p.LeaseMs = 3 * p.HeartbeatMs
 	}
@@ -208,6 +218,10 @@ type Attempt struct {
 	Outcome State         `json:"outcome,omitempty"`
 	Error   *ErrorMessage `json:"error,omitempty"`
 	Usage   *Usage        `json:"usage,omitempty"`
+	// Exit is what the launcher reported of the attempt's compute when it
+	// ended before the worker reported an outcome: phase, exit code,
+	// signal, the provider's reason. Nil otherwise.
+	Exit *Status `json:"exit,omitempty"`
 }
 
 // Claimed reports whether a worker claimed the attempt.

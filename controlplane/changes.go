@@ -46,14 +46,13 @@ func (c Changes) RecordLaunch(ctx context.Context, l sortie.Launch) (*sortie.Run
 }
 
 // SetRef implements [sortie.ControlPlane.SetRef].
-func (c Changes) SetRef(ctx context.Context, id sortie.RunID, attempt int, launchID string, ref sortie.Ref) error {
+func (c Changes) SetRef(ctx context.Context, id sortie.RunID, attempt int, launchID string, ref sortie.Ref) (*sortie.Run, error) {
 	if err := CheckAttempt(id, attempt, launchID); err != nil {
-		return err
+		return nil, err
 	}
-	_, err := c.change(ctx, "set ref", id, func(r *sortie.Run) (bool, error) {
+	return c.change(ctx, "set ref", id, func(r *sortie.Run) (bool, error) {
 		return changes(SetRef(r, attempt, launchID, ref, c.nowMs()))
 	})
-	return err
 }
 
 // Claim implements [sortie.ControlPlane.Claim].

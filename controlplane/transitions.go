@@ -123,10 +123,16 @@ func live(r *sortie.Run, op string, attempt int, launchID string) (*sortie.Attem
 	return a, nil
 }
 
-// Heartbeat applies [sortie.ControlPlane.Heartbeat] to r.
+// Heartbeat applies [sortie.ControlPlane.Heartbeat] to r. Once the run's
+// cancel was requested a heartbeat no longer extends the lease: the
+// attempt's time ends at its cancel deadline.
 func Heartbeat(r *sortie.Run, c sortie.Claim) error {
 	if _, err := live(r, "heartbeat", c.Attempt, c.LaunchID); err != nil {
 		return err
+	}
+	if r.CancelRequested {
+		touch(r, c.NowMs)
+		return nil
 	}
 	r.LeaseExpiresMs = c.NowMs + r.Policy.LeaseMs
 	touch(r, c.NowMs)
@@ -208,7 +214,7 @@ func Finish(r *sortie.Run, f sortie.Finish) (changed bool, err error) {
 	if a.Ended() || r.State.Terminal() {
 		return false, nil
 	}
-	a.EndedMs, a.Usage = f.NowMs, f.Outcome.Usage
+	a.EndedMs, a.Usage, a.Exit = f.NowMs, f.Outcome.Usage, f.Exit
 	applyOutcome(r, a, f.Outcome, f.NowMs)
 	touch(r, f.NowMs)
 	return true, nil
@@ -272,20 +278,28 @@ func firstNonEmpty(a, b string) string {
 }
 
 // RequestCancel applies [sortie.ControlPlane.RequestCancel] to r. It
-// reports changed false for a terminal run.
+// reports changed false for a terminal run. A run with a claimed, live
+// attempt stays as it is until the worker stops, but at most until its
+// cancel deadline: the lease is brought forward to nowMs plus the policy's
+// cancel timeout (the first request's deadline holds).
 func RequestCancel(r *sortie.Run, reason string, nowMs int64) (changed bool) {
 	if r.State.Terminal() {
 		return false
 	}
-	if !r.CancelRequested {
+	first := !r.CancelRequested
+	if first {
 		r.CancelRequested = true
 		r.Reason = firstNonEmpty(reason, "cancel requested")
 	}
-	if cur := r.Current(); cur == nil || !cur.Claimed() || cur.Ended() {
+	cur := r.Current()
+	switch {
+	case cur == nil || !cur.Claimed() || cur.Ended():
 		if cur != nil && !cur.Ended() {
 			cur.EndedMs, cur.Outcome = nowMs, sortie.StateCancelled
 		}
 		r.State, r.LeaseExpiresMs = sortie.StateCancelled, 0
+	case first:
+		r.LeaseExpiresMs = min(r.LeaseExpiresMs, nowMs+r.Policy.CancelTimeout().Milliseconds())
 	}
 	touch(r, nowMs)
 	return true

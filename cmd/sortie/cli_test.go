@@ -132,7 +132,7 @@ func TestBadInput(t *testing.T) {
 		{[]string{"run", "examples/wordfreq-py"}, "--runtimes"},
 		{[]string{"run", "examples/wordfreq-py", "--runtimes", "examples/wordfreq-py/agent.json"}, "--runtimes"},
 		{[]string{"run", "probe", "--state-dir", "/proc/no/such"}, "--state-dir"},
-		{[]string{"submit", "probe", "--policy", `{"heartbeat_ms":1000,"lease_ms":500}`}, "policy.lease_ms"},
+		{[]string{"submit", "probe", "--policy", `{"heartbeat_ms":1000,"lease_ms":2999}`}, "policy.heartbeat_ms"},
 		{[]string{"submit", "probe", "--config-file", big}, "config"},
 		{[]string{"submit", "probe", "--config-file", cfgFile(t, `{"API_TOKEN":"x"}`)}, "--config-env"},
 		{[]string{"submit", "probe", "--config-env", "API_TOKEN", "--config-file", cfgFile(t, `{"API_TOKEN":null}`)}, "JSON string"},

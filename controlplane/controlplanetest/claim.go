@@ -112,14 +112,18 @@ func testSetRef(t *testing.T, f *fixture) {
 	_, lid := f.launch(run.ID, 1, T0+1)
 	ref := sortie.Ref{Provider: "local", Resource: "probe", ID: "4242", RunID: run.ID, Attempt: 1, LaunchID: lid,
 		Detail: map[string]string{"start": "1"}}
-	must(t, "SetRef(attempt 1)", f.cp.SetRef(f.ctx, run.ID, 1, lid, ref))
+	stored, err := f.cp.SetRef(f.ctx, run.ID, 1, lid, ref)
+	must(t, "SetRef(attempt 1)", err)
 	got := f.get(run.ID)
 	if diff := cmp.Diff(&ref, got.Current().Ref); diff != "" {
 		t.Errorf("Get after SetRef: attempt 1's ref (-want +got):\n%s", diff)
 	}
-	err := f.cp.SetRef(f.ctx, run.ID, 1, sortie.NewLaunchID(), sortie.Ref{Provider: "local", ID: "1"})
+	if diff := cmp.Diff(got, stored); diff != "" {
+		t.Errorf("SetRef returned a run other than the one stored (-stored +returned):\n%s", diff)
+	}
+	_, err = f.cp.SetRef(f.ctx, run.ID, 1, sortie.NewLaunchID(), sortie.Ref{Provider: "local", ID: "1"})
 	wantErr(t, "SetRef(attempt 1, wrong launch ID)", err, sortie.ErrConflict)
-	err = f.cp.SetRef(f.ctx, run.ID, 2, lid, sortie.Ref{Provider: "local", ID: "1"})
+	_, err = f.cp.SetRef(f.ctx, run.ID, 2, lid, sortie.Ref{Provider: "local", ID: "1"})
 	wantErr(t, "SetRef(attempt 2, not launched)", err, sortie.ErrConflict)
 	f.unchanged("refused SetRef calls", run.ID, got)
 }

@@ -94,7 +94,8 @@ func testTerminalNeverChanges(t *testing.T, f *fixture) {
 // (some services run the whole attempt inside Start). Only the ref changes.
 func setRefAfterEnd(t *testing.T, f *fixture, run *sortie.Run, lid string) {
 	ref := sortie.Ref{Provider: "local", ID: "late-ref", RunID: run.ID, Attempt: 1, LaunchID: lid}
-	must(t, "SetRef(ended attempt)", f.cp.SetRef(f.ctx, run.ID, 1, lid, ref))
+	_, err := f.cp.SetRef(f.ctx, run.ID, 1, lid, ref)
+	must(t, "SetRef(ended attempt)", err)
 	got := f.get(run.ID)
 	want := run.Clone()
 	want.Attempts[0].Ref = &ref

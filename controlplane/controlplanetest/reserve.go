@@ -175,6 +175,6 @@ func testUnknownRun(t *testing.T, f *fixture) {
 	wantErr(t, "RequestCancel(unknown)", err, sortie.ErrNotFound)
 	_, err = f.cp.Resume(f.ctx, id, nil)
 	wantErr(t, "Resume(unknown)", err, sortie.ErrNotFound)
-	err = f.cp.SetRef(f.ctx, id, 1, lid, sortie.Ref{Provider: "local", ID: "1"})
+	_, err = f.cp.SetRef(f.ctx, id, 1, lid, sortie.Ref{Provider: "local", ID: "1"})
 	wantErr(t, "SetRef(unknown)", err, sortie.ErrNotFound)
 }

@@ -25,7 +25,10 @@ func testClosed(t *testing.T, f *fixture) {
 			_, err := f.cp.RecordLaunch(f.ctx, sortie.Launch{RunID: id, Attempt: 2, LaunchID: lid, NowMs: T0})
 			return err
 		},
-		"SetRef":    func() error { return f.cp.SetRef(f.ctx, id, 1, lid, sortie.Ref{Provider: "local", ID: "1"}) },
+		"SetRef": func() error {
+			_, err := f.cp.SetRef(f.ctx, id, 1, lid, sortie.Ref{Provider: "local", ID: "1"})
+			return err
+		},
 		"Claim":     func() error { _, err := f.cp.Claim(f.ctx, cl); return err },
 		"Heartbeat": func() error { _, err := f.cp.Heartbeat(f.ctx, cl); return err },
 		"AppendEvents": func() error {

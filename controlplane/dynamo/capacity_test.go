@@ -29,7 +29,7 @@ func lifecycle(ctx context.Context, cp sortie.ControlPlane, nowMs int64, events 
 	if _, err := cp.RecordLaunch(ctx, sortie.Launch{RunID: run.ID, Attempt: 1, LaunchID: lid, NowMs: nowMs}); err != nil {
 		return nil, fmt.Errorf("RecordLaunch: %w", err)
 	}
-	if err := cp.SetRef(ctx, run.ID, 1, lid, sortie.Ref{Provider: "lambda", Resource: "probe", ID: "req-1", RunID: run.ID, Attempt: 1, LaunchID: lid}); err != nil {
+	if _, err := cp.SetRef(ctx, run.ID, 1, lid, sortie.Ref{Provider: "lambda", Resource: "probe", ID: "req-1", RunID: run.ID, Attempt: 1, LaunchID: lid}); err != nil {
 		return nil, fmt.Errorf("SetRef: %w", err)
 	}
 	if _, err := cp.Claim(ctx, sortie.Claim{RunID: run.ID, Attempt: 1, LaunchID: lid, Owner: "bench", NowMs: nowMs}); err != nil {

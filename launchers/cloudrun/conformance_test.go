@@ -16,11 +16,11 @@ func TestJobsConformance(t *testing.T) {
 	launchertest.RunConformanceTests(t, func(t *testing.T) launchertest.Harness { return &jobsHarness{} })
 }
 
-type jobsHarness struct{}
+type jobsHarness struct{ rig *rig }
 
 func (h *jobsHarness) MakeLauncher(_ context.Context, t *testing.T) (sortie.Launcher, sortie.ControlPlane) {
-	r := newRig(t)
-	return r.launcher, r.cp
+	h.rig = newRig(t)
+	return h.rig.launcher, h.rig.cp
 }
 
 // CanCancelRunning: CancelExecution stops the container.
@@ -31,5 +31,17 @@ func (h *jobsHarness) CanDescribe() bool { return true }
 
 // WorkerCanCrash: a crash ends the container's process only.
 func (h *jobsHarness) WorkerCanCrash() bool { return true }
+
+// ReportsExits is false: the reconciler asks Describe instead.
+func (h *jobsHarness) ReportsExits() bool { return false }
+
+// CancelCalls counts the fake Admin API's CancelExecution calls.
+func (h *jobsHarness) CancelCalls() int { return h.rig.fake.cancelCalls() }
+
+// CanFreeze: the fake's container is a process of this machine.
+func (h *jobsHarness) CanFreeze() bool { return true }
+
+// Freeze stops the execution's container with SIGSTOP.
+func (h *jobsHarness) Freeze(t *testing.T, ref sortie.Ref) { h.rig.fake.freeze(t, ref.ID) }
 
 func (h *jobsHarness) Close() {}

@@ -5,7 +5,9 @@ import (
 	"context"
 	"fmt"
 	"net"
+	"os"
 	"os/exec"
+	"strings"
 	"sync"
 	"syscall"
 	"testing"
@@ -41,9 +43,10 @@ type fakeRun struct {
 	env  []string // the container's environment, as the Job defines it
 	addr string
 
-	mu    sync.Mutex
-	reqs  []*runpb.RunJobRequest
-	execs map[string]*fakeExec
+	mu      sync.Mutex
+	reqs    []*runpb.RunJobRequest
+	execs   map[string]*fakeExec
+	cancels int // CancelExecution calls
 }
 
 type fakeExec struct {
@@ -143,6 +146,7 @@ func (f *fakeRun) GetExecution(_ context.Context, req *runpb.GetExecutionRequest
 func (f *fakeRun) CancelExecution(_ context.Context, req *runpb.CancelExecutionRequest) (*longrunningpb.Operation, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	f.cancels++
 	x, ok := f.execs[req.GetName()]
 	if !ok {
 		return nil, status.Errorf(codes.NotFound, "execution %s not found", req.GetName())
@@ -166,6 +170,34 @@ func (f *fakeRun) CancelExecution(_ context.Context, req *runpb.CancelExecutionR
 
 func (f *fakeRun) GetOperation(_ context.Context, req *longrunningpb.GetOperationRequest) (*longrunningpb.Operation, error) {
 	return &longrunningpb.Operation{Name: req.GetName()}, nil
+}
+
+// cancelCalls returns how many CancelExecution calls the fake received.
+func (f *fakeRun) cancelCalls() int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.cancels
+}
+
+// freeze stops the container of execution name with SIGSTOP (a hung
+// container) and waits until it is stopped.
+func (f *fakeRun) freeze(t *testing.T, name string) {
+	t.Helper()
+	f.mu.Lock()
+	x, ok := f.execs[name]
+	f.mu.Unlock()
+	if !ok {
+		t.Fatalf("freeze: no execution %s", name)
+	}
+	pid := x.cmd.Process.Pid
+	if err := syscall.Kill(pid, syscall.SIGSTOP); err != nil {
+		t.Fatalf("kill(%d, SIGSTOP) = %v", pid, err)
+	}
+	waitFor(t, "the container to stop", func() (bool, string) {
+		b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+		_, rest, _ := strings.Cut(string(b), ") ")
+		return err == nil && strings.HasPrefix(rest, "T"), rest
+	})
 }
 
 // requests returns the RunJobRequests received so far.

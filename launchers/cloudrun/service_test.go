@@ -88,7 +88,13 @@ func (h *serviceHarness) MakeLauncher(_ context.Context, t *testing.T) (sortie.L
 func (h *serviceHarness) CanCancelRunning() bool { return false }
 
 // CanDescribe is false: a request has no status to read afterwards.
-func (h *serviceHarness) CanDescribe() bool { return false }
+func (h *serviceHarness) CanDescribe() bool  { return false }
+func (h *serviceHarness) CancelCalls() int   { return 0 }
+func (h *serviceHarness) ReportsExits() bool { return false }
+
+// CanFreeze is false: the handler runs in the test process here.
+func (h *serviceHarness) CanFreeze() bool               { return false }
+func (h *serviceHarness) Freeze(*testing.T, sortie.Ref) {}
 
 // WorkerCanCrash is false: the handler runs in the test process here.
 func (h *serviceHarness) WorkerCanCrash() bool { return false }

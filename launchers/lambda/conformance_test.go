@@ -28,9 +28,18 @@ func (h *harness) MakeLauncher(ctx context.Context, t *testing.T) (sortie.Launch
 // CanCancelRunning is false: Lambda cannot stop an invocation; the
 // suite's cancel property passes through the worker's heartbeat.
 func (h *harness) CanCancelRunning() bool { return false }
+func (h *harness) CancelCalls() int       { return 0 }
 
 // CanDescribe is false: the launcher is not a Describer.
 func (h *harness) CanDescribe() bool { return false }
+
+// ReportsExits is false: an invocation's end is not reported.
+func (h *harness) ReportsExits() bool { return false }
+
+// CanFreeze is false: under the emulator an Event invocation runs inside
+// Invoke, so a frozen runtime would hold the Start itself.
+func (h *harness) CanFreeze() bool               { return false }
+func (h *harness) Freeze(*testing.T, sortie.Ref) {}
 
 // WorkerCanCrash is false: under the emulator an Event invocation runs
 // synchronously, so probe's crash (the bootstrap exits 97) comes back to

@@ -20,12 +20,14 @@
 // retries, and a provider retry is just another delivery the claim refuses.
 //
 // Cancellation is cooperative: Lambda cannot stop a running invocation, so
-// [Launcher.Cancel] sends nothing; the engine's cancel request sets the
-// run's cancelRequested flag, the worker sees it on its next heartbeat and
-// stops, and the function timeout is the backstop. The launcher is not a
-// [sortie.Describer]: Lambda keeps no per-request status to read; the
-// worker's heartbeats and the reconciler's leases are the source of truth,
-// and the on-failure destination feeds the worker's reconciler mode.
+// the launcher is not a [sortie.Canceler] (it claims no capability it does
+// not have). The engine's cancel request sets the run's cancelRequested
+// flag, the worker sees it on its next heartbeat and stops; the run's
+// cancel timeout ends the run without it, and the function timeout is the
+// backstop. The launcher is not a [sortie.Describer] either: Lambda keeps
+// no per-request status to read; the worker's heartbeats and the
+// reconciler's leases are the source of truth, and the on-failure
+// destination feeds the worker's reconciler mode.
 //
 // Errors: throttling (TooManyRequestsException and other throttling
 // codes), 5xx faults and network failures wrap sortie.ErrUnavailable;

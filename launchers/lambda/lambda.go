@@ -48,16 +48,14 @@ type Options struct {
 }
 
 // Launcher starts attempts as asynchronous Lambda invocations. It
-// implements [sortie.Launcher] and [sortie.Canceler].
+// implements [sortie.Launcher] only: Lambda can neither stop nor describe
+// an invocation.
 type Launcher struct {
 	api  API
 	opts Options
 }
 
-var (
-	_ sortie.Launcher = (*Launcher)(nil)
-	_ sortie.Canceler = (*Launcher)(nil)
-)
+var _ sortie.Launcher = (*Launcher)(nil)
 
 // New returns a launcher that invokes opts.Function through api. It
 // returns a [*sortie.ValidationError] when Function is empty or
@@ -118,18 +116,6 @@ func (l *Launcher) ref(inv *sortie.Invocation, out *lambda.InvokeOutput) sortie.
 		ref.Detail["qualifier"] = l.opts.Qualifier
 	}
 	return ref
-}
-
-// Cancel is cooperative and sends nothing: Lambda cannot stop a running
-// invocation. The engine's cancel request has set the run's
-// cancelRequested flag, which the worker sees on its next heartbeat; the
-// function timeout is the backstop. It returns a [*sortie.ValidationError]
-// for a Ref of another provider, else nil.
-func (l *Launcher) Cancel(_ context.Context, ref sortie.Ref) error {
-	if ref.Provider != Provider {
-		return sortie.Invalidf("ref.provider", "%q is not %q", ref.Provider, Provider)
-	}
-	return nil
 }
 
 // classify wraps err once with op and the sentinel its kind maps to.

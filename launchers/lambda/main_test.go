@@ -156,5 +156,3 @@ func (s *serial) Start(ctx context.Context, inv *sortie.Invocation) (sortie.Ref,
 	defer s.mu.Unlock()
 	return s.l.Start(ctx, inv)
 }
-
-func (s *serial) Cancel(ctx context.Context, ref sortie.Ref) error { return s.l.Cancel(ctx, ref) }

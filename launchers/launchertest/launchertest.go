@@ -32,13 +32,29 @@ type Harness interface {
 	MakeLauncher(ctx context.Context, t *testing.T) (sortie.Launcher, sortie.ControlPlane)
 	// CanCancelRunning reports whether the launcher is a [sortie.Canceler]
 	// that stops a running attempt on the provider's side, beyond the
-	// cooperative cancellation every worker sees on its heartbeat.
+	// cooperative cancellation every worker sees on its heartbeat. The
+	// suite checks it both ways.
 	CanCancelRunning() bool
-	// CanDescribe reports whether the launcher is a [sortie.Describer].
+	// CanDescribe reports whether the launcher is a [sortie.Describer]
+	// (checked both ways).
 	CanDescribe() bool
+	// ReportsExits reports whether the launcher is a [sortie.ExitWatcher]
+	// (checked both ways).
+	ReportsExits() bool
 	// WorkerCanCrash reports whether probe's crash_attempts ends only the
 	// worker (its process exits), not the test process.
 	WorkerCanCrash() bool
+	// CanFreeze reports whether Freeze works: the worker runs in a process
+	// the harness can stop.
+	CanFreeze() bool
+	// Freeze stops the worker process of the attempt ref names as SIGSTOP
+	// does, leaving it alive but hung: no heartbeat, no reaction to
+	// SIGTERM. Called only when CanFreeze.
+	Freeze(t *testing.T, ref sortie.Ref)
+	// CancelCalls counts the provider-side cancels the launcher made (the
+	// provider's cancel API calls, or the local launcher's stops) since
+	// MakeLauncher; always 0 for a launcher that is not a Canceler.
+	CancelCalls() int
 	// Close stops whatever the harness still runs and releases it.
 	Close()
 }
@@ -63,6 +79,8 @@ func RunConformanceTests(t *testing.T, newHarness func(t *testing.T) Harness) {
 		{"InterruptThenResume", testInterrupt, always},
 		{"CrashedWorkerIsRetried", testCrashRetried, Harness.WorkerCanCrash},
 		{"CrashOnEveryAttemptFails", testCrashExhausted, Harness.WorkerCanCrash},
+		{"CrashRetriedAfterBackoffNotLease", testCrashRetriedPromptly, func(h Harness) bool { return h.WorkerCanCrash() && h.ReportsExits() && h.CanDescribe() }},
+		{"CancelFrozenWorker", testCancelFrozen, Harness.CanFreeze},
 		{"DescribePhases", testDescribe, Harness.CanDescribe},
 	}
 	caps := newHarness(t)
@@ -146,7 +164,12 @@ func (f *fixture) waitRun(id sortie.RunID, what string, reconcile bool, cond fun
 // with what and cond's last report.
 func (f *fixture) waitFor(what string, cond func() (bool, string)) {
 	f.t.Helper()
-	deadline := time.Now().Add(waitLimit)
+	f.waitUntil(time.Now().Add(waitLimit), what, cond)
+}
+
+// waitUntil is waitFor with a deadline of its own.
+func (f *fixture) waitUntil(deadline time.Time, what string, cond func() (bool, string)) {
+	f.t.Helper()
 	tick := time.NewTicker(10 * time.Millisecond)
 	defer tick.Stop()
 	for {
@@ -155,7 +178,7 @@ func (f *fixture) waitFor(what string, cond func() (bool, string)) {
 			return
 		}
 		if time.Now().After(deadline) {
-			f.t.Fatalf("waited %v for %s; last seen: %s", waitLimit, what, last)
+			f.t.Fatalf("waited until the deadline for %s; last seen: %s", what, last)
 		}
 		select {
 		case <-f.ctx.Done():

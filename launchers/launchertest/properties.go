@@ -11,14 +11,29 @@ import (
 	"github.com/sortie-run/sortie"
 )
 
+// testCapabilities checks each optional interface both ways: a launcher
+// implements it exactly when the harness says it has the capability, so
+// no launcher claims one it does not have.
 func testCapabilities(t *testing.T, newHarness func(t *testing.T) Harness) {
 	f := setup(t, newHarness, nil)
 	_, isDescriber := f.launcher.(sortie.Describer)
-	if isDescriber != f.h.CanDescribe() {
-		t.Errorf("launcher %T implements sortie.Describer = %v, but CanDescribe() = %v", f.launcher, isDescriber, f.h.CanDescribe())
+	_, isCanceler := f.launcher.(sortie.Canceler)
+	_, isExitWatcher := f.launcher.(sortie.ExitWatcher)
+	for _, c := range []struct {
+		iface       string
+		is, harness bool
+		method      string
+	}{
+		{"sortie.Describer", isDescriber, f.h.CanDescribe(), "CanDescribe"},
+		{"sortie.Canceler", isCanceler, f.h.CanCancelRunning(), "CanCancelRunning"},
+		{"sortie.ExitWatcher", isExitWatcher, f.h.ReportsExits(), "ReportsExits"},
+	} {
+		if c.is != c.harness {
+			t.Errorf("launcher %T implements %s = %v, but %s() = %v", f.launcher, c.iface, c.is, c.method, c.harness)
+		}
 	}
-	if _, ok := f.launcher.(sortie.Canceler); f.h.CanCancelRunning() && !ok {
-		t.Errorf("CanCancelRunning() = true, but launcher %T is not a sortie.Canceler", f.launcher)
+	if n := f.h.CancelCalls(); n != 0 {
+		t.Errorf("CancelCalls() = %d before any run, want 0", n)
 	}
 }
 

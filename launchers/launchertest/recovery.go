@@ -13,13 +13,22 @@ import (
 // crashExitCode is the exit status of a probe worker that crashes.
 const crashExitCode = 97
 
+// crashErrorType is the error type a crashed attempt ends with: the
+// launcher's exit report when it has one, else the lease's expiry.
+func crashErrorType(h Harness) string {
+	if h.ReportsExits() {
+		return sortie.ErrorTypeExited
+	}
+	return sortie.ErrorTypeLeaseExpired
+}
+
 func testCrashRetried(t *testing.T, newHarness func(t *testing.T) Harness) {
 	f := setup(t, newHarness, nil)
 	run := f.submit(map[string]any{"events": 3, "crash_attempts": 1, "output": "survived"}, sortie.Policy{})
-	run = f.waitRun(run.ID, "the lease to expire and attempt 2 to settle, reconciling", true, settled)
+	run = f.waitRun(run.ID, "the crash to end attempt 1 and attempt 2 to settle, reconciling", true, settled)
 	checkResult(t, run, 2, "survived")
-	if e := run.Attempts[0].Error; e == nil || e.Type != sortie.ErrorTypeLeaseExpired {
-		t.Errorf("attempt 1 error = %+v, want type %s", e, sortie.ErrorTypeLeaseExpired)
+	if e, want := run.Attempts[0].Error, crashErrorType(f.h); e == nil || e.Type != want {
+		t.Errorf("attempt 1 error = %+v, want type %s", e, want)
 	}
 	evs := f.events(run.ID)
 	if diff := cmp.Diff([][]int64{upTo(3), upTo(3)}, [][]int64{seqs(evs, 1), seqs(evs, 2)}); diff != "" {
@@ -41,8 +50,8 @@ func testCrashExhausted(t *testing.T, newHarness func(t *testing.T) Harness) {
 	if run.State != sortie.StateFailed || run.Attempt != 2 {
 		t.Fatalf("run = %s, want failed after attempt 2", describeRun(run))
 	}
-	if !strings.Contains(run.Reason, "attempt 2 of 2") || !strings.Contains(run.Reason, sortie.ErrorTypeLeaseExpired) {
-		t.Errorf("run reason = %q, want it to name attempt 2 of 2 and %s", run.Reason, sortie.ErrorTypeLeaseExpired)
+	if want := crashErrorType(f.h); !strings.Contains(run.Reason, "attempt 2 of 2") || !strings.Contains(run.Reason, want) {
+		t.Errorf("run reason = %q, want it to name attempt 2 of 2 and %s", run.Reason, want)
 	}
 	evs := f.events(run.ID)
 	if diff := cmp.Diff([][]int64{upTo(1), upTo(1)}, [][]int64{seqs(evs, 1), seqs(evs, 2)}); diff != "" {

@@ -20,9 +20,10 @@ type attempt struct {
 	status sortie.Status // the final status; read only after done
 
 	// Subprocess mode.
-	pid    int
-	mu     sync.Mutex
-	exited bool // the child exited: no signal is sent any more (its pid may be reused once reaped)
+	pid       int
+	mu        sync.Mutex
+	exited    bool // the child exited: no signal is sent any more (its pid may be reused once reaped)
+	cancelled bool // Cancel or Shutdown stopped it
 
 	// In-process mode.
 	cancel context.CancelFunc
@@ -41,11 +42,31 @@ func (a *attempt) isDone() bool {
 	}
 }
 
-// finish records the final status and wakes waiters.
+// finish records the final status and wakes waiters. An attempt that
+// Cancel stopped (and that had not exited before) is cancelled, whatever
+// its exit status.
 func (a *attempt) finish(st sortie.Status) {
 	st.LogURL = a.logURL
+	a.mu.Lock()
+	if a.cancelled && st.Phase != sortie.PhaseUnknown {
+		st.Phase = sortie.PhaseCancelled
+		st.Reason = "stopped by Cancel; " + st.Reason
+	}
+	a.mu.Unlock()
 	a.status = st
 	close(a.done)
+}
+
+// markCancelled records that Cancel is stopping the attempt; false when it
+// had already ended.
+func (a *attempt) markCancelled() bool {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.isDone() {
+		return false
+	}
+	a.cancelled = true
+	return true
 }
 
 func (a *attempt) describe() sortie.Status {
@@ -74,27 +95,44 @@ func (a *attempt) markExited() {
 }
 
 // stop ends an attempt this launcher started: SIGTERM to the child's
-// process group, SIGKILL after Grace, and it returns once the child was
-// reaped. An in-process attempt's context is cancelled and stop waits up
-// to Grace for the function to return. Only ctx's error is returned.
+// process group, SIGKILL after the grace (Grace, or less when ctx's
+// deadline comes sooner: the kill lands before it), and it returns once
+// the child was reaped. A frozen (stopped) child keeps the SIGTERM pending
+// and is killed. An in-process attempt's context is cancelled and stop
+// waits up to the grace for the function to return. When ctx ends first
+// stop still sends SIGKILL and returns ctx's error, its only error.
 func (l *Launcher) stop(ctx context.Context, a *attempt) error {
+	if !a.markCancelled() {
+		return nil
+	}
+	l.cancels.Add(1)
+	grace := l.opts.Grace
+	if d, ok := ctx.Deadline(); ok {
+		grace = max(0, min(grace, time.Until(d)*9/10))
+	}
 	if a.cancel != nil {
 		a.cancel()
-		return a.wait(ctx, l.opts.Grace)
+		_, err := a.wait(ctx, grace)
+		return err
 	}
 	if !a.signal(syscall.SIGTERM) {
-		return a.wait(ctx, 0)
+		_, err := a.wait(ctx, 0)
+		return err
 	}
-	if err := a.wait(ctx, l.opts.Grace); err != nil || a.isDone() {
+	if done, err := a.wait(ctx, grace); done {
+		return nil
+	} else if err != nil {
+		a.signal(syscall.SIGKILL)
 		return err
 	}
 	a.signal(syscall.SIGKILL)
-	return a.wait(ctx, 0)
+	_, err := a.wait(ctx, 0)
+	return err
 }
 
-// wait waits until the attempt is done, ctx ends (returning its error) or,
-// when limit is positive, limit passes (returning nil).
-func (a *attempt) wait(ctx context.Context, limit time.Duration) error {
+// wait waits until the attempt is done (true), ctx ends (returning its
+// error) or, when limit is positive, limit passes (false, nil).
+func (a *attempt) wait(ctx context.Context, limit time.Duration) (bool, error) {
 	var timeout <-chan time.Time
 	if limit > 0 {
 		t := time.NewTimer(limit)
@@ -103,11 +141,11 @@ func (a *attempt) wait(ctx context.Context, limit time.Duration) error {
 	}
 	select {
 	case <-a.done:
-		return nil
+		return true, nil
 	case <-timeout:
-		return nil
+		return false, nil
 	case <-ctx.Done():
-		return ctx.Err()
+		return false, ctx.Err()
 	}
 }
 

@@ -17,10 +17,10 @@ import (
 
 func TestCancelTermThenKill(t *testing.T) {
 	for _, tc := range []struct {
-		name, script, reason string
+		name, script, reason, signal string
 	}{
-		{"worker stops on SIGTERM", `echo ready >&2; exec /bin/sleep 600`, "worker signal: terminated"},
-		{"worker ignores SIGTERM", `trap '' TERM; echo ready >&2; exec /bin/sleep 600`, "worker signal: killed"},
+		{"worker stops on SIGTERM", `echo ready >&2; exec /bin/sleep 600`, "stopped by Cancel; worker signal: terminated", "SIGTERM"},
+		{"worker ignores SIGTERM", `trap '' TERM; echo ready >&2; exec /bin/sleep 600`, "stopped by Cancel; worker signal: killed", "SIGKILL"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			l := shellLauncher(t, tc.script, &Options{Grace: 50 * time.Millisecond})
@@ -30,7 +30,7 @@ func TestCancelTermThenKill(t *testing.T) {
 				t.Fatalf("Cancel() = %v, want nil", err)
 			}
 			st, err := l.Describe(t.Context(), ref)
-			want := sortie.Status{Phase: sortie.PhaseFailed, ExitCode: intPtr(-1), Reason: tc.reason, LogURL: ref.Detail[DetailLog]}
+			want := sortie.Status{Phase: sortie.PhaseCancelled, ExitCode: intPtr(-1), Reason: tc.reason, Signal: tc.signal, LogURL: ref.Detail[DetailLog]}
 			if diff := cmp.Diff(want, st); err != nil || diff != "" {
 				t.Errorf("Describe() after Cancel returned = %v (-want +got):\n%s", err, diff)
 			}
@@ -116,7 +116,8 @@ func TestCancelForeignChecksStartTime(t *testing.T) {
 	if err := other.Cancel(t.Context(), ref); err != nil {
 		t.Fatalf("other launcher Cancel(live worker) = %v, want nil", err)
 	}
-	want := sortie.Status{Phase: sortie.PhaseFailed, ExitCode: intPtr(-1), Reason: "worker signal: killed", LogURL: ref.Detail[DetailLog]}
+	// To l, its child was killed by someone else: failed, not cancelled.
+	want := sortie.Status{Phase: sortie.PhaseFailed, ExitCode: intPtr(-1), Reason: "worker signal: killed", Signal: "SIGKILL", LogURL: ref.Detail[DetailLog]}
 	if diff := cmp.Diff(want, waitEnded(t, l, ref)); diff != "" {
 		t.Errorf("Describe() after another launcher's Cancel (-want +got):\n%s", diff)
 	}
@@ -175,8 +176,8 @@ func TestShutdownStopsLiveWorkers(t *testing.T) {
 		t.Fatalf("Shutdown() = %v, want nil", err)
 	}
 	for _, ref := range []sortie.Ref{a, b} {
-		if st, _ := l.Describe(t.Context(), ref); st.Phase != sortie.PhaseFailed {
-			t.Errorf("Describe(pid %s) after Shutdown = %+v, want failed (killed)", ref.ID, st)
+		if st, _ := l.Describe(t.Context(), ref); st.Phase != sortie.PhaseCancelled || st.Signal != "SIGKILL" {
+			t.Errorf("Describe(pid %s) after Shutdown = %+v, want cancelled (SIGKILL)", ref.ID, st)
 		}
 	}
 	if _, err := l.Start(t.Context(), testInvocation(t)); !errors.Is(err, sortie.ErrClosed) {

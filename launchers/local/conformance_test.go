@@ -62,6 +62,12 @@ func newInProcess(tb testing.TB, logs io.Writer) (*local.Launcher, *memory.Contr
 
 func (h *inProcessHarness) CanCancelRunning() bool { return true }
 func (h *inProcessHarness) CanDescribe() bool      { return true }
+func (h *inProcessHarness) ReportsExits() bool     { return true }
+func (h *inProcessHarness) CancelCalls() int       { return int(local.Cancels(h.l)) }
+
+// CanFreeze is false: a goroutine cannot be stopped from outside.
+func (h *inProcessHarness) CanFreeze() bool               { return false }
+func (h *inProcessHarness) Freeze(*testing.T, sortie.Ref) {}
 
 // WorkerCanCrash is false: probe's crash exits the process, which here is
 // the test's.

@@ -8,6 +8,8 @@ import (
 	"syscall"
 	"time"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/sortie-run/sortie"
 )
 
@@ -97,6 +99,7 @@ func describeForeign(pid int, start string) (sortie.Status, error) {
 	out := failedStatus("worker exit status %d", code)
 	if sig != 0 {
 		out = failedStatus("worker killed by signal %s", syscall.Signal(sig))
+		out.Signal = unix.SignalName(syscall.Signal(sig))
 	}
 	out.ExitCode = &code
 	return out, nil

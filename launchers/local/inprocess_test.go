@@ -69,7 +69,7 @@ func TestInProcessCancel(t *testing.T) {
 		t.Fatalf("Cancel() = %v, want nil", err)
 	}
 	st, _ := l.Describe(t.Context(), ref)
-	want := sortie.Status{Phase: sortie.PhaseFailed, Reason: "in-process worker: context canceled"}
+	want := sortie.Status{Phase: sortie.PhaseCancelled, Reason: "stopped by Cancel; in-process worker: context canceled"}
 	if diff := cmp.Diff(want, st); diff != "" {
 		t.Errorf("Describe() after Cancel (-want +got):\n%s", diff)
 	}

@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/sortie-run/sortie"
@@ -68,8 +69,10 @@ type Options struct {
 
 // Launcher is the local [sortie.Launcher]: it runs each attempt as a
 // worker subprocess (its own process group) or, in in-process mode, as a
-// goroutine. It also implements [sortie.Canceler] and [sortie.Describer].
-// It is safe for concurrent use.
+// goroutine. It also implements [sortie.Canceler], [sortie.Describer] and
+// [sortie.ExitWatcher]: as the worker's parent it reports each attempt's
+// exit (code, signal) the moment it is reaped. It is safe for concurrent
+// use.
 type Launcher struct {
 	opts     Options
 	resource string
@@ -78,12 +81,16 @@ type Launcher struct {
 	closed   bool
 	attempts map[string]*attempt // by launch ID
 	finished []string            // launch IDs of ended attempts, oldest first
+
+	watchers watchers
+	cancels  atomic.Int64 // stops of live attempts (Cancel, Shutdown)
 }
 
 var (
-	_ sortie.Launcher  = (*Launcher)(nil)
-	_ sortie.Canceler  = (*Launcher)(nil)
-	_ sortie.Describer = (*Launcher)(nil)
+	_ sortie.Launcher    = (*Launcher)(nil)
+	_ sortie.Canceler    = (*Launcher)(nil)
+	_ sortie.Describer   = (*Launcher)(nil)
+	_ sortie.ExitWatcher = (*Launcher)(nil)
 )
 
 // New returns a launcher. opts must set Command or InProcess (not both);
@@ -198,16 +205,28 @@ func (l *Launcher) newRef(inv *sortie.Invocation, id string) sortie.Ref {
 		RunID: inv.RunID, Attempt: inv.Attempt, LaunchID: inv.LaunchID}
 }
 
-// ended records that a has ended and forgets the oldest ended attempts
-// beyond maxFinished.
+// ended records that a has ended, forgets the oldest ended attempts
+// beyond maxFinished, and reports the exit to the watchers.
 func (l *Launcher) ended(a *attempt) {
 	l.mu.Lock()
-	defer l.mu.Unlock()
 	l.finished = append(l.finished, a.ref.LaunchID)
 	for len(l.finished) > maxFinished {
 		delete(l.attempts, l.finished[0])
 		l.finished = l.finished[1:]
 	}
+	l.mu.Unlock()
+	l.watchers.notify(a.ref, a.status)
+}
+
+// WatchExits implements [sortie.ExitWatcher]: f is called once for each
+// attempt this launcher started, the moment its worker subprocess was
+// reaped (or its in-process function returned), with the attempt's Ref and
+// its final status: succeeded (exit code 0), failed (ExitCode, Signal and
+// Reason, for example "worker exit status 97" or "worker signal: killed"),
+// or cancelled (stopped by Cancel or Shutdown). Calls to f are serialised;
+// after stop returns f is not called again.
+func (l *Launcher) WatchExits(f func(sortie.Ref, sortie.Status)) (stop func()) {
+	return l.watchers.add(f)
 }
 
 // lookup returns the attempt this launcher started for ref, if it

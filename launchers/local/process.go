@@ -119,7 +119,8 @@ func waitExited(pid int) error {
 }
 
 // exitStatus describes a reaped child: succeeded for exit code 0, failed
-// otherwise, with ExitCode -1 when a signal killed it.
+// otherwise, with ExitCode -1 and Signal (for example "SIGKILL") when a
+// signal killed it.
 func exitStatus(ps *os.ProcessState, waitErr error) sortie.Status {
 	if ps == nil {
 		return sortie.Status{Phase: sortie.PhaseUnknown, Reason: fmt.Sprintf("wait for worker: %v", waitErr)}
@@ -130,5 +131,8 @@ func exitStatus(ps *os.ProcessState, waitErr error) sortie.Status {
 	}
 	st := failedStatus("worker %s", ps)
 	st.ExitCode = &code
+	if ws, ok := ps.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+		st.Signal = unix.SignalName(ws.Signal())
+	}
 	return st
 }

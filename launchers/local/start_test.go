@@ -201,7 +201,7 @@ func TestDescribeExitStatus(t *testing.T) {
 	}{
 		{`exit 0`, sortie.Status{Phase: sortie.PhaseSucceeded, ExitCode: intPtr(0)}},
 		{`exit 3`, sortie.Status{Phase: sortie.PhaseFailed, ExitCode: intPtr(3), Reason: "worker exit status 3"}},
-		{`kill -KILL $$`, sortie.Status{Phase: sortie.PhaseFailed, ExitCode: intPtr(-1), Reason: "worker signal: killed"}},
+		{`kill -KILL $$`, sortie.Status{Phase: sortie.PhaseFailed, ExitCode: intPtr(-1), Reason: "worker signal: killed", Signal: "SIGKILL"}},
 	} {
 		l := shellLauncher(t, tc.script, nil)
 		ref := start(t, l, testInvocation(t))

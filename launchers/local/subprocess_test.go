@@ -5,7 +5,9 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -54,7 +56,28 @@ func newSubprocess(tb testing.TB) (*local.Launcher, *sqlite.ControlPlane, string
 
 func (h *subprocessHarness) CanCancelRunning() bool { return true }
 func (h *subprocessHarness) CanDescribe() bool      { return true }
+func (h *subprocessHarness) ReportsExits() bool     { return true }
 func (h *subprocessHarness) WorkerCanCrash() bool   { return true }
+func (h *subprocessHarness) CanFreeze() bool        { return true }
+func (h *subprocessHarness) CancelCalls() int       { return int(local.Cancels(h.l)) }
+
+// Freeze stops the worker's process group with SIGSTOP and waits until the
+// worker is stopped.
+func (h *subprocessHarness) Freeze(t *testing.T, ref sortie.Ref) {
+	t.Helper()
+	pid, err := strconv.Atoi(ref.ID)
+	if err != nil {
+		t.Fatalf("Freeze: ref ID %q is not a pid", ref.ID)
+	}
+	if err := syscall.Kill(-pid, syscall.SIGSTOP); err != nil {
+		t.Fatalf("kill(-%d, SIGSTOP) = %v", pid, err)
+	}
+	waitFor(t, "the worker to stop", func() bool {
+		b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+		_, rest, _ := strings.Cut(string(b), ") ")
+		return err == nil && strings.HasPrefix(rest, "T")
+	})
+}
 
 // Close stops live workers, prints their logs when the test failed, and
 // closes the control plane.
