@@ -220,6 +220,8 @@ func testEventsLimits(t *testing.T, f *fixture) {
 		{sortie.Cursor{}, -1, 500},
 		{sortie.Cursor{}, 5000, 1000},
 		{sortie.Cursor{Attempt: 1, Seq: 1000}, 0, 100},
+		{sortie.Cursor{Attempt: 1, Seq: 999}, 0, 101},
+		{sortie.Cursor{Attempt: 1, Seq: 1050}, 30, 30},
 	} {
 		evs := f.events(run.ID, tc.after, tc.limit)
 		if len(evs) != tc.want {

@@ -85,3 +85,62 @@ func runAll(ctx context.Context, cp sortie.ControlPlane, n, goroutines int) erro
 	}
 	return nil
 }
+
+// BenchmarkAppendEvents measures events stored per second with every
+// commit durable (synchronous FULL), in batches of 100 (the worker's
+// batch limit) by one attempt, and by 8 attempts of different runs at once.
+// b.N is the number of events.
+func BenchmarkAppendEvents(b *testing.B) {
+	for _, writers := range []int{1, 8} {
+		b.Run(fmt.Sprintf("writers=%d", writers), func(b *testing.B) {
+			ctx := b.Context()
+			cp, err := sqlite.Open(filepath.Join(b.TempDir(), "bench.db"), nil)
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer cp.Close()
+			appends := make([]sortie.Append, writers)
+			for w := range appends {
+				appends[w] = claimed(b, cp, int64(w))
+			}
+			var next atomic.Int64
+			var wg sync.WaitGroup
+			b.ResetTimer()
+			for w := range writers {
+				wg.Go(func() {
+					a := appends[w]
+					for n := next.Add(sortie.MaxEventsPerAppend); n-sortie.MaxEventsPerAppend < int64(b.N); n = next.Add(sortie.MaxEventsPerAppend) {
+						a.Events = a.Events[:0]
+						for i := n - sortie.MaxEventsPerAppend; i < min(n, int64(b.N)); i++ {
+							a.Events = append(a.Events, sortie.Event{Kind: "progress", Text: fmt.Sprintf("event %d", i), TimeMs: controlplanetest.T0})
+						}
+						if _, err := cp.AppendEvents(ctx, a); err != nil {
+							b.Error(err)
+							return
+						}
+					}
+				})
+			}
+			wg.Wait()
+			b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "events/s")
+		})
+	}
+}
+
+// claimed reserves, launches and claims a run and returns an Append of
+// its attempt 1.
+func claimed(b *testing.B, cp sortie.ControlPlane, i int64) sortie.Append {
+	ctx := b.Context()
+	run, _, err := cp.Reserve(ctx, &sortie.Reservation{Run: controlplanetest.NewRun(controlplanetest.T0 + i), NowMs: controlplanetest.T0})
+	if err != nil {
+		b.Fatal(err)
+	}
+	lid := sortie.NewLaunchID()
+	if _, err := cp.RecordLaunch(ctx, sortie.Launch{RunID: run.ID, Attempt: 1, LaunchID: lid, NowMs: controlplanetest.T0}); err != nil {
+		b.Fatal(err)
+	}
+	if _, err := cp.Claim(ctx, sortie.Claim{RunID: run.ID, Attempt: 1, LaunchID: lid, Owner: "bench", NowMs: controlplanetest.T0}); err != nil {
+		b.Fatal(err)
+	}
+	return sortie.Append{RunID: run.ID, Attempt: 1, LaunchID: lid, NowMs: controlplanetest.T0}
+}

@@ -27,7 +27,9 @@
 //
 // Layout: a run is stored as JSON with the indexed columns List and
 // Expired need (id, state, context_id, agent, created_ms, lease_expires_ms,
-// version); events have their own table keyed (run_id, attempt, seq); and
+// version); events are stored one row per AppendEvents call (a JSON array
+// of its events, at most sortie.MaxEventsPerAppend) keyed (run_id,
+// attempt, first_seq) with last_seq, so a batch costs one insert; and
 // idempotency records are keyed (scope, key) with their run ID, request hash
 // and expires_ms. Push configurations ([sortie.PushStore]) are keyed
 // (run_id, id) with their delivery progress in columns; a partial index of
@@ -37,7 +39,7 @@
 // table lets Open create and migrate the schema idempotently, also when
 // several processes open a new file at once; a file of an earlier release
 // is migrated in place (schema version 2 adds push_configs, version 3 its
-// format and sealed_token columns).
+// format and sealed_token columns, version 4 moves events to batches).
 //
 // [ControlPlane] also implements [sortie.Notifier] for subscribers in the
 // same process; it wakes them on changes made through that *ControlPlane.

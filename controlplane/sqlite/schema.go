@@ -69,6 +69,32 @@ var migrations = []migration{
 	CREATE INDEX IF NOT EXISTS push_pending ON push_configs (next_attempt_ms) WHERE done = 0;`},
 	// Version 3: a push configuration's message format and sealed token.
 	{apply: addPushColumns},
+	// Version 4: events stored in batches, one row per append.
+	{apply: batchEvents},
+}
+
+// batchEvents creates event_batches, one row per AppendEvents call (a
+// JSON array of its events), and moves the events of an earlier file
+// there, each its own batch; harmless on a file that has it already.
+func batchEvents(ctx context.Context, conn *sql.Conn) error {
+	if _, err := conn.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS event_batches (
+		run_id    TEXT NOT NULL REFERENCES runs (id),
+		attempt   INTEGER NOT NULL,
+		first_seq INTEGER NOT NULL,
+		last_seq  INTEGER NOT NULL,
+		body      TEXT NOT NULL, -- a JSON array of the events first_seq..last_seq
+		PRIMARY KEY (run_id, attempt, first_seq)
+	) WITHOUT ROWID`); err != nil {
+		return err
+	}
+	var n int
+	if err := conn.QueryRowContext(ctx, `SELECT COUNT(*) FROM sqlite_schema WHERE type = 'table' AND name = 'events'`).Scan(&n); err != nil || n == 0 {
+		return err
+	}
+	_, err := conn.ExecContext(ctx, `INSERT INTO event_batches (run_id, attempt, first_seq, last_seq, body)
+		SELECT run_id, attempt, seq, seq, '[' || body || ']' FROM events;
+		DROP TABLE events`)
+	return err
 }
 
 // pushColumnsV3 are the columns version 3 adds to push_configs: format
