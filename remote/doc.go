@@ -21,8 +21,21 @@
 // [Node] forwards a message to one remote skill through a transport, mirrors
 // the caller's cancellation onto the remote task (through
 // [Transport.Cancel], once [CallRequest.Bind] reported the task ID), and
-// reports remote_call_start, remote_call_success, remote_call_error and
-// remote_stream_event [Observation]s to an [Observer].
+// reports remote_call_start, remote_call_success, remote_call_error,
+// remote_call_retry and remote_stream_event [Observation]s to an
+// [Observer]. Its [Policy] retries transport failures with backoff (never
+// an answer: see [TransportFailure]), bounds each attempt, and validates a
+// completed task's result against a JSON Schema ([ErrInvalidResult]).
+//
+// With a [BindingStore] ([MemoryBindings]; remote/sqlitebindings in a
+// file; remote/bindingtest is the contract), a Node records the task each
+// call with a [CallOptions.Key] started, as soon as the transport reports
+// it and until the task ends. A caller that restarted lists its records
+// ([BindingStore.ListBindings]) and either waits for each task's outcome
+// ([Node.Resume], or simply the same Call with the same key) or cancels it
+// ([Node.CancelBound]). A call whose record cannot be stored is abandoned
+// and its task cancelled, so no task runs that its caller could not find
+// again.
 //
 // Transports live in sub-packages: remote/runs calls runs of a Sortie
 // host (a run is a task, the skill is the agent, the context ID groups

@@ -1,6 +1,7 @@
 package remote
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -24,6 +25,9 @@ const (
 	RemoteCallError ObservationKind = "remote_call_error"
 	// RemoteStreamEvent: a streaming call yielded Event.
 	RemoteStreamEvent ObservationKind = "remote_stream_event"
+	// RemoteCallRetry: attempt Attempt failed with Err, a transport
+	// failure; the node sends the call again after its backoff.
+	RemoteCallRetry ObservationKind = "remote_call_retry"
 )
 
 // Observation is one report of a [Node] to its [Observer].
@@ -45,6 +49,16 @@ type Observation struct {
 	// request's error, if any.
 	CancelSent bool
 	CancelErr  error
+	// Attempt is the attempt the observation is about, from 1.
+	Attempt int
+	// Resumed reports that the call waits for a task a previous call
+	// recorded under its key, instead of sending the message.
+	Resumed bool
+	// BindingErr is why the node could not remove the call's binding
+	// record once the task ended (RemoteCallSuccess, RemoteCallError);
+	// the record then stays until [Node.CancelBound] or a later call with
+	// the key removes it.
+	BindingErr error
 	// ElapsedMs is the time since the call started, in ms.
 	ElapsedMs int64
 }
@@ -62,12 +76,17 @@ type ObserverFunc func(ctx context.Context, o Observation)
 func (f ObserverFunc) Observe(ctx context.Context, o Observation) { f(ctx, o) }
 
 // Node forwards messages to one skill of a remote agent through a
-// [Transport]. When the caller's ctx ends while the call is in flight and
-// the transport reported the remote task, the node asks the remote to
-// cancel that task, so abandoned work does not run on. A Node is safe for
-// concurrent calls.
+// [Transport], under a [Policy] (retries, timeout, result validation).
+// When the caller's ctx ends while the call is in flight and the transport
+// reported the remote task, the node asks the remote to cancel that task,
+// so abandoned work does not run on. With [Node.Bindings] it records the
+// task of each keyed call, so a caller that restarted can resume
+// ([Node.Resume]) or cancel ([Node.CancelBound]) the task it started. A
+// Node is safe for concurrent calls; its fields must not change once it
+// made one.
 type Node struct {
-	// Name names the node in observations.
+	// Name names the node in observations and binding records. Required
+	// with Bindings.
 	Name string
 	// Transport carries the calls. Required.
 	Transport Transport
@@ -89,6 +108,17 @@ type Node struct {
 	// CancelTimeout bounds the mirrored Cancel. Optional; defaults to
 	// 10 s.
 	CancelTimeout time.Duration
+	// Policy is the node's call policy. Optional; the zero Policy sends
+	// each call once.
+	Policy Policy
+	// Bindings records the remote task of every call with a
+	// [CallOptions.Key] from the moment the transport reports it until
+	// the task is terminal (or cancelled after the caller gave up).
+	// Optional.
+	Bindings BindingStore
+
+	mu  sync.Mutex
+	pol *compiledPolicy
 }
 
 // CallOptions are the per-call fields of [Node.Call]. A nil *CallOptions
@@ -98,92 +128,85 @@ type CallOptions struct {
 	ContextID string
 	// TaskID continues a paused remote task. Optional.
 	TaskID string
-	// Metadata is sent alongside the message. Optional.
+	// Metadata is sent alongside the message (on a Sortie host it becomes
+	// the run's labels). Optional.
 	Metadata map[string]any
-	// Timeout bounds the call. Optional; 0 means only ctx bounds it.
+	// Timeout bounds each attempt of the call, overriding
+	// [Policy.Timeout]. Optional; 0 means the policy's.
 	Timeout time.Duration
+	// Key is the caller's stable name for this call (for example its own
+	// run ID and step), 1-256 bytes, under which [Node.Bindings] records
+	// the remote task. A Call with a Key whose task is still recorded does
+	// not send the message again: it waits for that task, as
+	// [Node.Resume] does. Optional; without Bindings it is ignored.
+	Key string
 }
 
 // Call forwards msg to the node's skill and returns the result. Errors are
-// the transport's (see [Transport]); a [*sortie.ValidationError] names a
-// missing node field (transport, skill, agent_url) or bad call input.
+// the transport's (see [Transport]) after the policy's last attempt,
+// [ErrInvalidResult] for a result the policy's schema refuses, and a
+// [*sortie.ValidationError] naming a missing node field (transport, skill,
+// agent_url, name), a bad policy field or bad call input.
 func (n *Node) Call(ctx context.Context, msg Message, opts *CallOptions) (*CallResult, error) {
-	if n.Transport == nil {
-		return nil, sortie.Invalidf("transport", "required")
+	var o CallOptions
+	if opts != nil {
+		o = *opts
 	}
-	req := n.request(msg, opts)
+	pol, err := n.check(o.Key)
+	if err != nil {
+		return nil, err
+	}
+	if n.Bindings != nil && o.Key != "" && o.TaskID == "" {
+		rec, err := n.Bindings.GetBinding(ctx, n.Name, o.Key)
+		if err == nil {
+			return n.resume(ctx, rec, pol)
+		} else if !errors.Is(err, ErrBindingNotFound) {
+			return nil, fmt.Errorf("remote: read the binding of key %.80q: %w", o.Key, err)
+		}
+	}
+	req := n.request(msg, &o)
 	if err := req.Validate(); err != nil {
 		return nil, err
 	}
-	b := &binder{}
-	req.Bind = b.bind
-	start := time.Now()
-	n.observe(ctx, Observation{Kind: RemoteCallStart}, b, start)
-	var res *CallResult
-	var err error
-	if n.Streaming {
-		res, err = n.stream(ctx, req, b, start)
-	} else {
-		res, err = n.Transport.Send(ctx, req)
+	c := &call{n: n, pol: pol, req: req, timeout: cmp.Or(o.Timeout, pol.Timeout)}
+	if n.Bindings != nil {
+		c.key = o.Key
 	}
-	if err != nil {
-		o := Observation{Kind: RemoteCallError, Err: err}
-		o.CancelSent, o.CancelErr = n.mirrorCancel(ctx, err, b)
-		n.observe(ctx, o, b, start)
-		return nil, err
-	}
-	b.bind(Binding{TaskID: res.TaskID, ContextID: res.ContextID})
-	n.observe(ctx, Observation{Kind: RemoteCallSuccess}, b, start)
-	return res, nil
+	return c.run(ctx, c.send)
 }
 
-func (n *Node) request(msg Message, opts *CallOptions) *CallRequest {
-	req := &CallRequest{Message: msg, Skill: n.Skill, AgentURL: n.AgentURL, AgentCard: n.AgentCard}
-	if opts != nil {
-		req.ContextID, req.TaskID = opts.ContextID, opts.TaskID
-		req.Metadata, req.Timeout = opts.Metadata, opts.Timeout
+// check returns the node's compiled policy after checking the node's
+// fields and the call's key.
+func (n *Node) check(key string) (*compiledPolicy, error) {
+	if n.Transport == nil {
+		return nil, sortie.Invalidf("transport", "required")
 	}
-	return req
-}
-
-// stream runs a streaming call: it observes and emits each event and
-// returns the result of the Done event.
-func (n *Node) stream(ctx context.Context, req *CallRequest, b *binder, start time.Time) (*CallResult, error) {
-	for ev, err := range n.Transport.Stream(ctx, req) {
-		if err != nil {
+	if n.Bindings != nil {
+		if err := CheckBindingKey(n.Name, cmp.Or(key, "-")); err != nil {
 			return nil, err
 		}
-		b.bind(Binding{TaskID: ev.TaskID, ContextID: ev.ContextID})
-		n.observe(ctx, Observation{Kind: RemoteStreamEvent, Event: &ev}, b, start)
-		if n.Emit != nil {
-			if err := n.Emit(ctx, ev); err != nil {
-				return nil, fmt.Errorf("remote: emit stream event: %w", err)
-			}
-		}
-		if ev.Done {
-			b.finish()
-			return &CallResult{Result: ev.Result, ContextID: ev.ContextID, TaskID: ev.TaskID,
-				AgentURL: ev.AgentURL, Meta: ev.Meta}, nil
-		}
 	}
-	return nil, fmt.Errorf("remote: stream from %s ended without a done event", req.AgentURL)
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if n.pol != nil {
+		return n.pol, nil
+	}
+	pol, err := n.Policy.compile()
+	if err != nil {
+		return nil, err
+	}
+	n.pol = pol
+	return pol, nil
 }
 
-// mirrorCancel asks the remote to cancel the bound task when the call was
-// abandoned (ctx ended, or the call timed out) before the task finished.
-func (n *Node) mirrorCancel(ctx context.Context, err error, b *binder) (sent bool, cancelErr error) {
-	abandoned := ctx.Err() != nil || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded)
-	taskID, done := b.task()
-	if !abandoned || taskID == "" || done {
-		return false, nil
+// request is the call's request. Every call gets a message ID, so the
+// policy's retries are idempotent on remotes that dedupe by it.
+func (n *Node) request(msg Message, o *CallOptions) *CallRequest {
+	if msg.ID == "" {
+		msg.ID = sortie.NewLaunchID()
 	}
-	timeout := n.CancelTimeout
-	if timeout <= 0 {
-		timeout = 10 * time.Second
-	}
-	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), timeout)
-	defer cancel()
-	return true, n.Transport.Cancel(cctx, n.AgentURL, taskID)
+	return &CallRequest{Message: msg, Skill: n.Skill, AgentURL: n.AgentURL, AgentCard: n.AgentCard,
+		ContextID: o.ContextID, TaskID: o.TaskID, Metadata: o.Metadata, Timeout: o.Timeout}
 }
 
 func (n *Node) observe(ctx context.Context, o Observation, b *binder, start time.Time) {
@@ -194,41 +217,4 @@ func (n *Node) observe(ctx context.Context, o Observation, b *binder, start time
 	o.TaskID, o.ContextID = b.ids()
 	o.ElapsedMs = time.Since(start).Milliseconds()
 	n.Observer.Observe(ctx, o)
-}
-
-// binder records the remote task a call is bound to.
-type binder struct {
-	mu        sync.Mutex
-	taskID    string
-	contextID string
-	done      bool
-}
-
-func (b *binder) bind(x Binding) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	if x.TaskID != "" {
-		b.taskID = x.TaskID
-	}
-	if x.ContextID != "" {
-		b.contextID = x.ContextID
-	}
-}
-
-func (b *binder) finish() {
-	b.mu.Lock()
-	b.done = true
-	b.mu.Unlock()
-}
-
-func (b *binder) task() (string, bool) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.taskID, b.done
-}
-
-func (b *binder) ids() (string, string) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.taskID, b.contextID
 }

@@ -40,6 +40,19 @@ func (r *recorder) kinds() []remote.ObservationKind {
 	return k
 }
 
+func (r *recorder) all() []remote.Observation {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return append([]remote.Observation(nil), r.obs...)
+}
+
+func testCtx(t *testing.T) context.Context {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	t.Cleanup(cancel)
+	return ctx
+}
+
 func (r *recorder) last() remote.Observation {
 	r.mu.Lock()
 	defer r.mu.Unlock()

@@ -9,8 +9,8 @@ import (
 	"net/http"
 
 	"github.com/sortie-run/sortie"
+	"github.com/sortie-run/sortie/internal/jsonbody"
 	"github.com/sortie-run/sortie/internal/strictjson"
-	"github.com/sortie-run/sortie/server/internal/jsonbody"
 )
 
 // Request body limits, bytes. A submission holds at most

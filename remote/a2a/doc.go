@@ -10,7 +10,9 @@
 // Sortie host uses as the idempotency key), the call's metadata as
 // message metadata, and the skill in metadata key [SkillKey]. A task's
 // result is its "result" artifact (or its last one): the first data part,
-// or the text parts joined as a JSON string.
+// or the text parts joined as a JSON string. Every [remote.TaskEvent]
+// carries its raw payload (the A2A StreamResponse as JSON), and every
+// [remote.TaskStatus] the A2A status.
 //
 // Against a Sortie host (server/a2a), SubscribeTask resumes after
 // [remote.SubscribeRequest.After] through the [ResumeAfterParam] service

@@ -2,6 +2,7 @@ package a2a
 
 import (
 	"context"
+	"encoding/json"
 	"iter"
 
 	"github.com/a2aproject/a2a-go/v2/a2a"
@@ -114,6 +115,7 @@ func taskEvent(ev a2a.Event, agentURL string) remote.TaskEvent {
 	info := ev.TaskInfo()
 	te := remote.TaskEvent{TaskID: string(info.TaskID), ContextID: info.ContextID, AgentURL: agentURL,
 		Meta: ev.Meta(), Cursor: cursorOf(ev.Meta())}
+	te.Raw, _ = json.Marshal(a2a.StreamResponse{Event: ev})
 	switch e := ev.(type) {
 	case *a2a.Task:
 		// Not Done even when final: a resumed subscription delivers the

@@ -46,7 +46,7 @@ func snapshot(run *sortie.Run, agentURL string, historyLength int) *remote.TaskS
 		Status:    status(run),
 		AgentURL:  agentURL,
 		History:   history(run, historyLength),
-		Meta:      map[string]any{"agent": run.Agent.Name, "attempt": run.Attempt},
+		Meta:      runMeta(run),
 	}
 	if run.State == sortie.StateCompleted {
 		s.Result = run.Result
@@ -55,10 +55,38 @@ func snapshot(run *sortie.Run, agentURL string, historyLength int) *remote.TaskS
 	return s
 }
 
+// MetaLabels is the key of [remote.TaskSnapshot.Meta] and
+// [remote.CallResult.Meta] that holds the run's labels: the metadata the
+// call that started it sent (see [Transport]).
+const MetaLabels = "labels"
+
+// runMeta is a run's metadata as a task's: its agent, attempt and labels.
+func runMeta(run *sortie.Run) map[string]any {
+	m := map[string]any{"agent": run.Agent.Name, "attempt": run.Attempt}
+	if len(run.Labels) > 0 {
+		m[MetaLabels] = run.Labels
+	}
+	return m
+}
+
+// rawStatus is the status part of a run as JSON: the raw payload of a
+// task status.
+func rawStatus(run *sortie.Run) json.RawMessage {
+	b, _ := json.Marshal(struct {
+		State     sortie.State         `json:"state"`
+		Reason    string               `json:"reason,omitempty"`
+		Attempt   int                  `json:"attempt"`
+		Error     *sortie.ErrorMessage `json:"error,omitempty"`
+		Interrupt *sortie.Interrupt    `json:"interrupt,omitempty"`
+		UpdatedMs int64                `json:"updated_ms"`
+	}{run.State, run.Reason, run.Attempt, run.Error, run.Interrupt, run.UpdatedMs})
+	return b
+}
+
 // status is the run's state with its reason: the interrupt's prompt, the
 // error, or the cancel or reject reason.
 func status(run *sortie.Run) remote.TaskStatus {
-	st := remote.TaskStatus{State: remote.TaskState(run.State), TimeMs: run.UpdatedMs}
+	st := remote.TaskStatus{State: remote.TaskState(run.State), TimeMs: run.UpdatedMs, Raw: rawStatus(run)}
 	switch {
 	case run.State.Interrupted() && run.Interrupt != nil:
 		st.Message = run.Interrupt.Prompt
@@ -100,9 +128,12 @@ func streamEvent(ev *sortie.Event, run *sortie.Run, agentURL string) remote.Stre
 		TaskID: run.ID.String(), AgentURL: agentURL, Cursor: ev.Cursor().String()}
 }
 
+// taskEvent is a run event as a task's progress; Raw is the event as the
+// host stores it.
 func taskEvent(ev *sortie.Event, run *sortie.Run, agentURL string) remote.TaskEvent {
-	return remote.TaskEvent{
-		Kind: remote.KindStatus, Status: &remote.TaskStatus{State: remote.StateWorking, Message: ev.Text, TimeMs: ev.TimeMs},
+	raw, _ := json.Marshal(ev)
+	return remote.TaskEvent{Raw: raw,
+		Kind: remote.KindStatus, Status: &remote.TaskStatus{State: remote.StateWorking, Message: ev.Text, TimeMs: ev.TimeMs, Raw: raw},
 		Text: ev.Text, ContextID: run.ContextID, TaskID: run.ID.String(), AgentURL: agentURL,
 		Cursor: ev.Cursor().String(), Meta: eventMeta(ev),
 	}

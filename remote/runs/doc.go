@@ -20,6 +20,19 @@
 // run with the message as its resume input: a new attempt with the
 // interrupt's checkpoint.
 //
+// A call's [remote.CallRequest.Metadata] becomes the run's labels, shown
+// wherever the run is (sortie get, the API, [remote.TaskSnapshot.Meta]
+// under [MetaLabels]): a string value as it is, any other value as its
+// JSON, within a run's label limits (sortie.MaxLabels keys of 1-63 bytes,
+// values of at most 255 bytes; beyond them the call is refused naming
+// "metadata"). A follow-up message may repeat the run's metadata but not
+// change it. Labels are stored as they are: metadata must not carry a
+// secret.
+//
+// Every [remote.TaskStatus] carries its raw payload (the run's state,
+// reason, error and interrupt as JSON), and every progress
+// [remote.TaskEvent] the run event as the host stores it.
+//
 // Stream and SubscribeTask report each run event as a working status with
 // the event's text, its kind and data in Meta, and its cursor
 // ("ATTEMPT.SEQ"); [remote.SubscribeRequest.After] resumes after a cursor

@@ -88,7 +88,8 @@ func (t *Transport) SubscribeTask(ctx context.Context, req *remote.SubscribeRequ
 			return
 		}
 		snap := snapshot(run, req.AgentURL, 0)
-		if !yield(remote.TaskEvent{Kind: remote.KindTask, Task: snap, ContextID: snap.ContextID, TaskID: snap.TaskID, AgentURL: req.AgentURL}, nil) {
+		if !yield(remote.TaskEvent{Kind: remote.KindTask, Task: snap, ContextID: snap.ContextID, TaskID: snap.TaskID,
+			AgentURL: req.AgentURL, Raw: snap.Status.Raw}, nil) {
 			return
 		}
 		for u, err := range c.Follow(ctx, run.ID, after) {
@@ -110,7 +111,7 @@ func (t *Transport) SubscribeTask(ctx context.Context, req *remote.SubscribeRequ
 
 func finalEvent(s *remote.TaskSnapshot) remote.TaskEvent {
 	return remote.TaskEvent{Kind: remote.KindStatus, Task: s, Status: &s.Status, Result: s.Result, Done: true,
-		ContextID: s.ContextID, TaskID: s.TaskID, AgentURL: s.AgentURL}
+		ContextID: s.ContextID, TaskID: s.TaskID, AgentURL: s.AgentURL, Raw: s.Status.Raw}
 }
 
 // subscribeStart reads the run and the cursor its subscription follows:

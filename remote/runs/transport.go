@@ -117,8 +117,12 @@ func submit(ctx context.Context, e sortie.ExecutionEngine, req *remote.CallReque
 	if key == "" {
 		key = sortie.NewLaunchID()
 	}
+	l, err := labels(req.Metadata)
+	if err != nil {
+		return nil, err
+	}
 	run, err := e.Submit(ctx, &sortie.SubmitRequest{Agent: req.Skill, Variables: vars,
-		ContextID: req.ContextID, IdempotencyKey: key})
+		ContextID: req.ContextID, Labels: l, IdempotencyKey: key})
 	if err != nil {
 		return nil, fmt.Errorf("runs: submit a run of %s: %w", req.Skill, err)
 	}
@@ -134,6 +138,9 @@ func resume(ctx context.Context, e sortie.ExecutionEngine, req *remote.CallReque
 	}
 	if req.Skill != "" && req.Skill != prev.Agent.Name {
 		return nil, sortie.Invalidf("skill", "task %s runs agent %q, not %q", prev.ID, prev.Agent.Name, req.Skill)
+	}
+	if err := sameLabels(prev, req.Metadata); err != nil {
+		return nil, err
 	}
 	run, err := e.Resume(ctx, prev.ID, input)
 	if err != nil {
@@ -189,7 +196,7 @@ func (t *Transport) Send(ctx context.Context, req *remote.CallRequest) (*remote.
 		return nil, err
 	}
 	return &remote.CallResult{Result: run.Result, ContextID: run.ContextID, TaskID: run.ID.String(),
-		AgentURL: req.AgentURL, Meta: map[string]any{"attempt": run.Attempt}}, nil
+		AgentURL: req.AgentURL, Meta: runMeta(run)}, nil
 }
 
 // Stream submits (or resumes) a run and yields its events, then a Done

@@ -195,6 +195,9 @@ func task(run *sortie.Run, historyLength *int) *a2a.Task {
 	t := &a2a.Task{ID: a2a.TaskID(run.ID), ContextID: contextOf(run), Status: status(run),
 		History:  history(run, historyLength),
 		Metadata: map[string]any{MetaAgent: run.Agent.Name, MetaAttempt: run.Attempt}}
+	if len(run.Labels) > 0 {
+		t.Metadata[MetaLabels] = run.Labels
+	}
 	if run.State == sortie.StateCompleted {
 		t.Artifacts = []*a2a.Artifact{resultArtifact(run)}
 	}

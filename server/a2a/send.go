@@ -180,8 +180,12 @@ func (h *requestHandler) submit(ctx context.Context, m *a2a.Message, vars json.R
 	if ctxID == "" {
 		ctxID = contextFor(m.ID)
 	}
+	labels, err := sortie.MetadataLabels("message.metadata", m.Metadata, SkillKey)
+	if err != nil {
+		return nil, fromSortie(err, nil)
+	}
 	run, err := h.engine.Submit(ctx, &sortie.SubmitRequest{Agent: agent, Variables: vars, ContextID: ctxID,
-		IdempotencyKey: keyPrefix + m.ID})
+		Labels: labels, IdempotencyKey: keyPrefix + m.ID})
 	if err != nil {
 		return nil, fromSortie(err, h.log)
 	}
@@ -208,6 +212,9 @@ func (h *requestHandler) resume(ctx context.Context, m *a2a.Message, input json.
 		return nil, err
 	} else if skill != "" && skill != prev.Agent.Name {
 		return nil, invalid("message.metadata."+SkillKey, "task %s runs skill %q, not %.64q", prev.ID, prev.Agent.Name, skill)
+	}
+	if err := sortie.SameMetadata("message.metadata", prev, m.Metadata, SkillKey); err != nil {
+		return nil, fromSortie(err, nil)
 	}
 	if m.ContextID != "" && m.ContextID != contextOf(prev) {
 		return nil, invalid("message.contextId", "task %s is in context %q, not %.64q", prev.ID, contextOf(prev), m.ContextID)

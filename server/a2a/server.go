@@ -48,6 +48,10 @@ const (
 	// runs and its current attempt.
 	MetaAgent   = "sortie/agent"
 	MetaAttempt = "sortie/attempt"
+	// MetaLabels is the task metadata key holding the run's labels: the
+	// metadata of the message that started it (see the package
+	// documentation), absent when it had none.
+	MetaLabels = "sortie/labels"
 )
 
 // keyPrefix namespaces the idempotency keys of A2A messages.

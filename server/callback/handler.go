@@ -11,7 +11,7 @@ import (
 
 	"github.com/sortie-run/sortie"
 	"github.com/sortie-run/sortie/crypto/sign"
-	"github.com/sortie-run/sortie/server/internal/jsonbody"
+	"github.com/sortie-run/sortie/internal/jsonbody"
 	"github.com/sortie-run/sortie/wire"
 )
 

@@ -4,7 +4,7 @@ import (
 	"embed"
 	"sync"
 
-	"github.com/sortie-run/sortie/server/internal/jsonbody"
+	"github.com/sortie-run/sortie/internal/jsonbody"
 )
 
 // schemaFS holds the JSON Schemas (draft 2020-12) of the request bodies.

@@ -71,20 +71,64 @@ func (s Schemas) Validate(name string, body []byte) error {
 	if !ok {
 		return fmt.Errorf("jsonbody: no schema %q", name)
 	}
+	return check(sch, body, "body", "")
+}
+
+// CompileSchema compiles one schema document (JSON) added under id; its
+// $refs may only point inside it. It returns a [*sortie.ValidationError]
+// for field when doc is not JSON or not a valid schema.
+func CompileSchema(field, id string, doc []byte) (*jsonschema.Schema, error) {
+	v, err := jsonschema.UnmarshalJSON(bytes.NewReader(doc))
+	if err != nil {
+		return nil, sortie.Invalidf(field, "not a single valid JSON value")
+	}
+	c := jsonschema.NewCompiler()
+	c.UseLoader(jsonschema.SchemeURLLoader{})
+	if err := c.AddResource(id, v); err != nil {
+		return nil, sortie.Invalidf(field, "%s", clip(err.Error(), maxReasonBytes))
+	}
+	sch, err := c.Compile(id)
+	if err != nil {
+		return nil, sortie.Invalidf(field, "not a valid JSON Schema: %s", clip(err.Error(), maxReasonBytes))
+	}
+	return sch, nil
+}
+
+// Check validates the JSON value v against sch. It returns a
+// [*sortie.ValidationError] whose field is root for the value as a whole
+// (and for JSON that does not parse) and root plus the path of the first
+// violation otherwise ("result.items[0].id"). The reason names the rule,
+// never the value.
+func Check(sch *jsonschema.Schema, v []byte, root string) error {
+	return check(sch, v, root, root)
+}
+
+// check validates body against sch; whole names the body as a whole,
+// prefix starts every other field.
+func check(sch *jsonschema.Schema, body []byte, whole, prefix string) error {
 	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(body))
 	if err != nil {
-		return sortie.Invalidf("body", "not a single valid JSON value")
+		return sortie.Invalidf(whole, "not a single valid JSON value")
 	}
 	var ve *jsonschema.ValidationError
 	if err := sch.Validate(doc); err == nil {
 		return nil
 	} else if !errors.As(err, &ve) {
-		return sortie.Invalidf("body", "schema validation failed")
+		return sortie.Invalidf(whole, "schema validation failed")
 	}
 	for len(ve.Causes) > 0 {
 		ve = ve.Causes[0]
 	}
-	return sortie.Invalidf(fieldOf(ve), "%s", clip(ve.ErrorKind.LocalizedString(printer), maxReasonBytes))
+	field := fieldOf(ve)
+	switch {
+	case field == "":
+		field = whole
+	case prefix != "" && field[0] == '[':
+		field = prefix + field
+	case prefix != "":
+		field = prefix + "." + field
+	}
+	return sortie.Invalidf(field, "%s", clip(ve.ErrorKind.LocalizedString(printer), maxReasonBytes))
 }
 
 // fieldOf names the field of a violation: its instance location as a path
@@ -106,11 +150,8 @@ func fieldOf(e *jsonschema.ValidationError) string {
 }
 
 // fieldPath joins a JSON Pointer's tokens as a path: numbers are array
-// indexes ("[0]"), other tokens property names; "body" for none.
+// indexes ("[0]"), other tokens property names; "" for none.
 func fieldPath(tokens []string) string {
-	if len(tokens) == 0 {
-		return "body"
-	}
 	var b strings.Builder
 	for _, t := range tokens {
 		if _, err := strconv.Atoi(t); err == nil {

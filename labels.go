@@ -1,0 +1,60 @@
+package sortie
+
+import (
+	"encoding/json"
+	"maps"
+	"slices"
+	"unicode/utf8"
+)
+
+// MetadataLabels turns a caller's metadata (the metadata of a remote
+// call or an A2A message) into run labels: each key a label, a string
+// value as it is and any other value as its JSON. Keys in skip are left
+// out. It returns nil for no metadata, and a [*ValidationError] for field
+// (or field.KEY) beyond a run's label limits: [MaxLabels] keys of 1-63
+// bytes, values of at most 255 bytes.
+func MetadataLabels(field string, md map[string]any, skip ...string) (map[string]string, error) {
+	out := map[string]string{}
+	for k, v := range md {
+		if slices.Contains(skip, k) {
+			continue
+		}
+		if k == "" || len(k) > 63 || !utf8.ValidString(k) {
+			return nil, invalidf(field, "key %.63q: keys must be 1-63 bytes of UTF-8 (metadata becomes the run's labels)", k)
+		}
+		s, ok := v.(string)
+		if !ok {
+			b, err := json.Marshal(v)
+			if err != nil {
+				return nil, invalidf(field+"."+k, "not representable as JSON")
+			}
+			s = string(b)
+		}
+		if len(s) > 255 || !utf8.ValidString(s) {
+			return nil, invalidf(field+"."+k, "%d bytes, limit 255 (a string, or the JSON of another value)", len(s))
+		}
+		out[k] = s
+	}
+	if len(out) > MaxLabels {
+		return nil, invalidf(field, "%d keys, limit %d (metadata becomes the run's labels)", len(out), MaxLabels)
+	}
+	if len(out) == 0 {
+		return nil, nil
+	}
+	return out, nil
+}
+
+// SameMetadata checks that a follow-up's metadata (as for
+// [MetadataLabels]) is run's labels: a resumed run keeps the labels it was
+// submitted with. No metadata is always fine. It returns a
+// [*ValidationError] for field.
+func SameMetadata(field string, run *Run, md map[string]any, skip ...string) error {
+	l, err := MetadataLabels(field, md, skip...)
+	if err != nil || l == nil {
+		return err
+	}
+	if !maps.Equal(l, run.Labels) {
+		return invalidf(field, "task %s keeps the metadata it started with; a follow-up message cannot change it", run.ID)
+	}
+	return nil
+}
