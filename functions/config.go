@@ -28,6 +28,19 @@ type InlineConfig struct {
 	Allow []string
 }
 
+// ParseAllow reads an allowlist ([InlineConfig.Allow]) as workers'
+// environments hold it (SORTIE_CONFIG_ENV): comma-separated names, spaces
+// and blank items ignored; nil for none.
+func ParseAllow(v string) []string {
+	var out []string
+	for _, name := range strings.Split(v, ",") {
+		if name = strings.TrimSpace(name); name != "" {
+			out = append(out, name)
+		}
+	}
+	return out
+}
+
 // Opener opens an invocation's sealed inline configuration inside the
 // worker.
 type Opener interface {

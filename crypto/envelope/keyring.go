@@ -1,6 +1,8 @@
 package envelope
 
 import (
+	"fmt"
+
 	"github.com/sortie-run/sortie"
 	"github.com/sortie-run/sortie/crypto/keyring"
 )
@@ -49,4 +51,25 @@ var kekRule = &keyring.Rule[KEK]{
 // [*sortie.ValidationError].
 func NewKeyring(id string, kek KEK) (*Keyring, error) {
 	return keyring.New(kekRule, id, kek)
+}
+
+// KeyringOf returns the ring of pairs (key ID, key reference such as a KMS
+// key ARN or a Cloud KMS key name), the first primary, each KEK made by
+// open from its reference; nil for no pairs. An error of open or of the
+// ring (a bad or repeated key ID: a [*sortie.ValidationError]) is
+// returned naming the key ID.
+func KeyringOf(pairs [][2]string, open func(ref string) (KEK, error)) (*Keyring, error) {
+	var ring *Keyring
+	for _, p := range pairs {
+		kek, err := open(p[1])
+		if err == nil && ring == nil {
+			ring, err = NewKeyring(p[0], kek)
+		} else if err == nil {
+			err = ring.Add(p[0], kek)
+		}
+		if err != nil {
+			return nil, fmt.Errorf("key %s: %w", p[0], err)
+		}
+	}
+	return ring, nil
 }

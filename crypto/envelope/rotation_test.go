@@ -7,6 +7,8 @@ import (
 
 	"github.com/sortie-run/sortie"
 	"github.com/sortie-run/sortie/crypto/envelope"
+	"github.com/sortie-run/sortie/crypto/gcpkms"
+	"github.com/sortie-run/sortie/testrig/cloudkms"
 	"github.com/sortie-run/sortie/testrig/localkms"
 )
 
@@ -14,6 +16,17 @@ import (
 func kid(t *testing.T, sealed []byte) string {
 	t.Helper()
 	return fields(t, sealed)["kid"].(string)
+}
+
+// gcpKEK is a Cloud KMS key of an in-process Cloud KMS.
+func gcpKEK(t *testing.T, id string) envelope.KEK {
+	t.Helper()
+	srv := cloudkms.Start(t, cloudkms.Key(id))
+	k, err := gcpkms.New(srv.Client(t), cloudkms.Key(id))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return k
 }
 
 // TestRotation walks the rotation procedure of [envelope.Keyring] with
@@ -29,6 +42,9 @@ func TestRotation(t *testing.T) {
 		{"aws kms keys",
 			func(t *testing.T) envelope.KEK { return awsKEK(t, localkms.ARN(localkms.KeyA)) },
 			func(t *testing.T) envelope.KEK { return awsKEK(t, localkms.ARN(localkms.KeyB)) }},
+		{"google cloud kms keys",
+			func(t *testing.T) envelope.KEK { return gcpKEK(t, "old") },
+			func(t *testing.T) envelope.KEK { return gcpKEK(t, "new") }},
 	} {
 		t.Run(tc.name, func(t *testing.T) { testRotation(t, tc.old(t), tc.new(t)) })
 	}
@@ -134,5 +150,36 @@ func TestKeyringRefusesBadKeys(t *testing.T) {
 	}
 	if got := r.IDs(); len(got) != 1 || got[0] != "a" || r.Primary() != "a" {
 		t.Errorf("after refused changes IDs() = %v, Primary() = %q; want [a] and a", got, r.Primary())
+	}
+}
+
+// KeyringOf makes the ring of a configured list: the first key primary,
+// every key opening; errors name the key ID.
+func TestKeyringOf(t *testing.T) {
+	keks := map[string]envelope.KEK{"ref-new": localKEK(t, 2), "ref-old": localKEK(t, 1)}
+	byRef := func(ref string) (envelope.KEK, error) {
+		if k, ok := keks[ref]; ok {
+			return k, nil
+		}
+		return nil, errors.New("no such key")
+	}
+	r, err := envelope.KeyringOf([][2]string{{"new", "ref-new"}, {"old", "ref-old"}}, byRef)
+	if err != nil {
+		t.Fatalf("KeyringOf(two keys) = %v", err)
+	}
+	if id, _ := r.PrimaryKey(); id != "new" {
+		t.Errorf("KeyringOf primary = %s, want new (the first)", id)
+	}
+	old := envelope.New(ring(t, "old", keks["ref-old"]), nil)
+	if got := open(t, envelope.New(r, nil), seal(t, old, "x", binding), binding); got != "x" {
+		t.Errorf("open an old-key envelope with the ring = %q, want x", got)
+	}
+	if r, err := envelope.KeyringOf(nil, byRef); r != nil || err != nil {
+		t.Errorf("KeyringOf(no keys) = %v, %v; want nil, nil", r, err)
+	}
+	for _, pairs := range [][][2]string{{{"k1", "ref-missing"}}, {{"bad id!", "ref-old"}}, {{"k1", "ref-old"}, {"k1", "ref-new"}}} {
+		if _, err := envelope.KeyringOf(pairs, byRef); err == nil || !strings.Contains(err.Error(), "key "+pairs[len(pairs)-1][0]+":") {
+			t.Errorf("KeyringOf(%v) = %v, want an error naming key %s", pairs, err, pairs[len(pairs)-1][0])
+		}
 	}
 }

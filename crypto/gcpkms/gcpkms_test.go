@@ -4,102 +4,28 @@ import (
 	"bytes"
 	"context"
 	"errors"
-	"hash/crc32"
-	"net"
-	"sync/atomic"
+	"strings"
 	"testing"
 
 	kms "cloud.google.com/go/kms/apiv1"
-	"cloud.google.com/go/kms/apiv1/kmspb"
+
 	"github.com/sortie-run/sortie"
 	"github.com/sortie-run/sortie/crypto/envelope"
 	"github.com/sortie-run/sortie/crypto/gcpkms"
-	"github.com/tink-crypto/tink-go/v2/aead/subtle"
-	"google.golang.org/api/option"
-	"google.golang.org/grpc"
-	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/credentials/insecure"
-	"google.golang.org/grpc/status"
-	"google.golang.org/protobuf/types/known/wrapperspb"
+	"github.com/sortie-run/sortie/testrig/cloudkms"
 )
 
-const (
-	keyA = "projects/p/locations/global/keyRings/sortie/cryptoKeys/a"
-	keyB = "projects/p/locations/global/keyRings/sortie/cryptoKeys/b"
+var (
+	keyA = cloudkms.Key("a")
+	keyB = cloudkms.Key("b")
 )
 
-// kmsServer is an in-process Cloud KMS speaking the real gRPC API: each
-// key is an AES-256-GCM key and the AAD is authenticated, as in Cloud KMS.
-type kmsServer struct {
-	kmspb.UnimplementedKeyManagementServiceServer
-	keys    map[string]*subtle.AESGCM
-	corrupt atomic.Bool // answer with a wrong ciphertext CRC32C
-}
-
-var table = crc32.MakeTable(crc32.Castagnoli)
-
-func crc(b []byte) *wrapperspb.Int64Value { return wrapperspb.Int64(int64(crc32.Checksum(b, table))) }
-
-func (s *kmsServer) Encrypt(_ context.Context, req *kmspb.EncryptRequest) (*kmspb.EncryptResponse, error) {
-	a, ok := s.keys[req.Name]
-	if !ok {
-		return nil, status.Errorf(codes.NotFound, "key %s not found", req.Name)
-	}
-	ct, err := a.Encrypt(req.Plaintext, req.AdditionalAuthenticatedData)
-	if err != nil {
-		return nil, status.Error(codes.Internal, err.Error())
-	}
-	sum := crc(ct)
-	if s.corrupt.Load() {
-		sum.Value++
-	}
-	return &kmspb.EncryptResponse{Name: req.Name + "/cryptoKeyVersions/1", Ciphertext: ct, CiphertextCrc32C: sum,
-		VerifiedPlaintextCrc32C:                   req.PlaintextCrc32C.GetValue() == crc(req.Plaintext).Value,
-		VerifiedAdditionalAuthenticatedDataCrc32C: req.AdditionalAuthenticatedDataCrc32C.GetValue() == crc(req.AdditionalAuthenticatedData).Value,
-	}, nil
-}
-
-func (s *kmsServer) Decrypt(_ context.Context, req *kmspb.DecryptRequest) (*kmspb.DecryptResponse, error) {
-	a, ok := s.keys[req.Name]
-	if !ok {
-		return nil, status.Errorf(codes.NotFound, "key %s not found", req.Name)
-	}
-	if req.CiphertextCrc32C.GetValue() != crc(req.Ciphertext).Value {
-		return nil, status.Error(codes.InvalidArgument, "ciphertext CRC32C mismatch")
-	}
-	pt, err := a.Decrypt(req.Ciphertext, req.AdditionalAuthenticatedData)
-	if err != nil {
-		return nil, status.Error(codes.InvalidArgument, "Decryption failed: the ciphertext is invalid.")
-	}
-	return &kmspb.DecryptResponse{Plaintext: pt, PlaintextCrc32C: crc(pt)}, nil
-}
-
-// newClient starts the server and returns a real Cloud KMS client of it.
-func newClient(t *testing.T) (*kms.KeyManagementClient, *kmsServer) {
+// newClient starts an in-process Cloud KMS with keys a and b and returns
+// a real client of it.
+func newClient(t *testing.T) (*kms.KeyManagementClient, *cloudkms.Server) {
 	t.Helper()
-	srv := &kmsServer{keys: map[string]*subtle.AESGCM{}}
-	for i, name := range []string{keyA, keyB} {
-		a, err := subtle.NewAESGCM(bytes.Repeat([]byte{byte(i + 1)}, 32))
-		if err != nil {
-			t.Fatal(err)
-		}
-		srv.keys[name] = a
-	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	g := grpc.NewServer()
-	kmspb.RegisterKeyManagementServiceServer(g, srv)
-	go g.Serve(ln)
-	t.Cleanup(g.Stop)
-	c, err := kms.NewKeyManagementClient(context.Background(), option.WithEndpoint(ln.Addr().String()),
-		option.WithoutAuthentication(), option.WithGRPCDialOption(grpc.WithTransportCredentials(insecure.NewCredentials())))
-	if err != nil {
-		t.Fatalf("NewKeyManagementClient = %v", err)
-	}
-	t.Cleanup(func() { c.Close() })
-	return c, srv
+	srv := cloudkms.Start(t, keyA, keyB)
+	return srv.Client(t), srv
 }
 
 var ec = map[string]string{"purpose": "invocation-config", "agent": "probe"}
@@ -151,7 +77,7 @@ func TestDecryptRefusesAnotherContextOrKey(t *testing.T) {
 func TestCorruptResponseIsRefused(t *testing.T) {
 	c, srv := newClient(t)
 	k, _ := gcpkms.New(c, keyA)
-	srv.corrupt.Store(true)
+	srv.CorruptResponses(true)
 	if _, _, err := k.GenerateDataKey(context.Background(), ec); !errors.Is(err, sortie.ErrUnavailable) {
 		t.Errorf("GenerateDataKey with a corrupted response = %v, want sortie.ErrUnavailable", err)
 	}
@@ -183,5 +109,28 @@ func TestNewRefusesBadName(t *testing.T) {
 	}
 	if _, err := gcpkms.New(nil, keyA); err == nil {
 		t.Error("New(nil, name) = nil error, want an error")
+	}
+}
+
+// After Cloud KMS rotates a key (a new primary version), data keys
+// wrapped by the old version still unwrap, and new ones use the new
+// version.
+func TestDecryptAfterCloudKMSRotation(t *testing.T) {
+	c, srv := newClient(t)
+	k, _ := gcpkms.New(c, keyA)
+	key, wrapped, err := k.GenerateDataKey(context.Background(), ec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv.Rotate(t, keyA)
+	if got, err := k.Decrypt(context.Background(), wrapped, ec); err != nil || !bytes.Equal(got, key) {
+		t.Fatalf("Decrypt(data key of version 1) after rotation = %v; want the key", err)
+	}
+	if _, _, err := k.GenerateDataKey(context.Background(), ec); err != nil {
+		t.Fatal(err)
+	}
+	calls := srv.Calls()
+	if last := calls[len(calls)-1]; last.Method != "Encrypt" || !strings.HasSuffix(last.Version, "/cryptoKeyVersions/2") {
+		t.Errorf("Encrypt after rotation used %s, want version 2", last.Version)
 	}
 }

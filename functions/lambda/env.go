@@ -2,9 +2,10 @@ package lambda
 
 import (
 	"log/slog"
-	"strings"
 
 	"github.com/sortie-run/sortie"
+	"github.com/sortie-run/sortie/crypto/keyring"
+	"github.com/sortie-run/sortie/functions"
 )
 
 // The environment variables the function reads (the terraform module sets
@@ -74,11 +75,7 @@ func LoadEnv(getenv func(string) string) (*Env, error) {
 		return nil, err
 	}
 	e.Keys = keys
-	for _, name := range strings.Split(getenv(EnvConfigEnv), ",") {
-		if name = strings.TrimSpace(name); name != "" {
-			e.ConfigEnv = append(e.ConfigEnv, name)
-		}
-	}
+	e.ConfigEnv = functions.ParseAllow(getenv(EnvConfigEnv))
 	if lvl := getenv(EnvLogLevel); lvl != "" {
 		if err := e.LogLevel.UnmarshalText([]byte(lvl)); err != nil {
 			return nil, sortie.Invalidf(EnvLogLevel, "%q is not debug, info, warn or error", lvl)
@@ -88,20 +85,9 @@ func LoadEnv(getenv func(string) string) (*Env, error) {
 }
 
 // ParseKMSKeys parses a keyring value, "ID=KEY[,ID=KEY]" with KMS key
-// ARNs (or IDs or aliases), the first primary, as [EnvKMSKeys] holds it.
-// An empty v is no keys. An entry that is not ID=KEY gets a
-// [*sortie.ValidationError] naming field.
+// ARNs (or IDs or aliases), the first primary, as [EnvKMSKeys] holds it:
+// [keyring.ParseList]. An empty v is no keys. An entry that is not ID=KEY
+// gets a [*sortie.ValidationError] naming field.
 func ParseKMSKeys(field, v string) ([][2]string, error) {
-	if strings.TrimSpace(v) == "" {
-		return nil, nil
-	}
-	var keys [][2]string
-	for _, kv := range strings.Split(v, ",") {
-		id, key, ok := strings.Cut(strings.TrimSpace(kv), "=")
-		if !ok || id == "" || key == "" {
-			return nil, sortie.Invalidf(field, "%q is not ID=KEY_ARN", kv)
-		}
-		keys = append(keys, [2]string{id, key})
-	}
-	return keys, nil
+	return keyring.ParseList(field, v)
 }

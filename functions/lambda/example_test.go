@@ -37,5 +37,5 @@ func ExampleParseKMSKeys() {
 	fmt.Println(err)
 	// Output:
 	// k2 primary, 2 keys
-	// invalid --kms-keys: "no-equals" is not ID=KEY_ARN
+	// invalid --kms-keys: "no-equals" is not ID=KEY
 }

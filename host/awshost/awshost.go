@@ -40,6 +40,10 @@ type Config struct {
 	// KMSEndpoint overrides the KMS endpoint URL. Optional; defaults to the
 	// region's.
 	KMSEndpoint string
+	// Credentials are the AWS credentials of every client, for example
+	// host/gcphost's AWSCredentials (workload identity federation from
+	// Google Cloud). Optional; defaults to the SDK's usual sources.
+	Credentials aws.CredentialsProvider
 }
 
 // Host is the opened AWS parts of a [Config].
@@ -60,7 +64,11 @@ func Open(ctx context.Context, cfg Config) (*Host, error) {
 	if cfg.Table == "" {
 		return nil, sortie.Invalidf("Table", "the DynamoDB table is required")
 	}
-	awsCfg, err := config.LoadDefaultConfig(ctx)
+	var opts []func(*config.LoadOptions) error
+	if cfg.Credentials != nil {
+		opts = append(opts, config.WithCredentialsProvider(cfg.Credentials))
+	}
+	awsCfg, err := config.LoadDefaultConfig(ctx, opts...)
 	if err != nil {
 		return nil, fmt.Errorf("awshost: load the AWS configuration: %w", err)
 	}
@@ -86,21 +94,10 @@ func endpoint(url string) *string {
 
 // openKeyring returns the keeper of cfg.KMSKeys, or nil without keys.
 func (h *Host) openKeyring() (*envelope.Keeper, error) {
-	var ring *envelope.Keyring
 	client := kms.NewFromConfig(h.aws, func(o *kms.Options) { o.BaseEndpoint = endpoint(h.cfg.KMSEndpoint) })
-	for _, k := range h.cfg.KMSKeys {
-		kek, err := awskms.New(client, k[1])
-		if err != nil {
-			return nil, fmt.Errorf("awshost: KMSKeys: key %s: %w", k[0], err)
-		}
-		if ring == nil {
-			ring, err = envelope.NewKeyring(k[0], kek)
-		} else {
-			err = ring.Add(k[0], kek)
-		}
-		if err != nil {
-			return nil, fmt.Errorf("awshost: KMSKeys: %w", err)
-		}
+	ring, err := envelope.KeyringOf(h.cfg.KMSKeys, func(arn string) (envelope.KEK, error) { return awskms.New(client, arn) })
+	if err != nil {
+		return nil, fmt.Errorf("awshost: KMSKeys: %w", err)
 	}
 	if ring == nil {
 		return nil, nil
