@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"net"
@@ -9,7 +10,7 @@ import (
 	"os/signal"
 	"syscall"
 
-	"github.com/sortie-run/sortie/functions"
+	"github.com/sortie-run/sortie"
 	fncloudrun "github.com/sortie-run/sortie/functions/cloudrun"
 	"github.com/sortie-run/sortie/host/builtin"
 	"github.com/sortie-run/sortie/host/gcphost"
@@ -29,20 +30,23 @@ func run() int {
 		return 2
 	}
 	log := slog.New(slog.NewJSONHandler(os.Stderr, &slog.HandlerOptions{Level: env.LogLevel}))
-	w := &functions.Worker{Registry: builtin.Registry(), Logger: log}
-	cp, err := gcphost.OpenControlPlane(context.Background(), env)
+	c, err := gcphost.OpenContainer(context.Background(), env, builtin.Registry(), log)
 	if err != nil {
 		log.Error("sortie-cloudrun: start", "err", err)
+		var ve *sortie.ValidationError
+		if errors.As(err, &ve) {
+			return 2
+		}
 		return 1
 	}
-	defer cp.Close()
+	defer c.Close()
 	// Cloud Run sends SIGTERM on CancelExecution and at the task timeout.
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
 	defer stop()
 	if env.Mode == fncloudrun.ModeService {
-		return serve(ctx, env, w, cp, log)
+		return serve(ctx, env, c, log)
 	}
-	if _, err := env.RunJob(ctx, w, cp); err != nil {
+	if _, err := env.RunJob(ctx, c.Worker, c.ControlPlane); err != nil {
 		log.Error("sortie-cloudrun: job", "err", err)
 		return 1
 	}
@@ -50,8 +54,8 @@ func run() int {
 }
 
 // serve is service mode: on PORT until SIGTERM.
-func serve(ctx context.Context, env *fncloudrun.Env, w *functions.Worker, cp gcphost.ControlPlane, log *slog.Logger) int {
-	svc, err := gcphost.NewService(ctx, env, w, cp, builtin.Agents(), log)
+func serve(ctx context.Context, env *fncloudrun.Env, c *gcphost.Container, log *slog.Logger) int {
+	svc, err := gcphost.NewService(ctx, env, c, builtin.Agents(), log)
 	if err != nil {
 		log.Error("sortie-cloudrun: triggers", "err", err)
 		return 2

@@ -10,19 +10,26 @@ import (
 	fncloudrun "github.com/sortie-run/sortie/functions/cloudrun"
 )
 
-// Without its control plane the container refuses to start, naming the
-// variable, with exit status 2.
-func TestMissingEnvironment(t *testing.T) {
+// A bad configuration (two control planes, a keyring entry that is not
+// ID=KEY, a Cloud KMS key name that is not one) stops the container before
+// anything runs, naming the variable, with exit status 2.
+func TestBadEnvironment(t *testing.T) {
 	bin := filepath.Join(t.TempDir(), "sortie-cloudrun")
 	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
 		t.Fatalf("go build: %v\n%s", err, out)
 	}
-	cmd := exec.Command(bin)
-	cmd.Env = []string{fncloudrun.EnvInvocation + "={}"}
-	out, err := cmd.CombinedOutput()
-	var ee *exec.ExitError
-	if !strings.Contains(string(out), fncloudrun.EnvSQLitePath) || !errors.As(err, &ee) || ee.ExitCode() != 2 {
-		t.Errorf("sortie-cloudrun without %s = %v, output %q; want exit status 2 naming it", fncloudrun.EnvSQLitePath, err, out)
+	inv := fncloudrun.EnvInvocation + "={}"
+	for name, env := range map[string][]string{
+		fncloudrun.EnvSQLitePath: {inv, fncloudrun.EnvSQLitePath + "=/tmp/x.db", fncloudrun.EnvDynamoTable + "=runs"},
+		fncloudrun.EnvKMSKeys:    {inv, fncloudrun.EnvKMSKeys + "=k1=keyRings/x"},
+	} {
+		cmd := exec.Command(bin)
+		cmd.Env = env
+		out, err := cmd.CombinedOutput()
+		var ee *exec.ExitError
+		if !strings.Contains(string(out), name) || !errors.As(err, &ee) || ee.ExitCode() != 2 {
+			t.Errorf("sortie-cloudrun with %v = %v, output %q; want exit status 2 naming %s", env, err, out, name)
+		}
 	}
 }
 

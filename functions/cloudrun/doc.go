@@ -23,6 +23,17 @@
 // reconciler retries it. [Handler.Close] (on SIGTERM) ends the attempts
 // still running and stores their outcomes.
 //
-// The control plane is the SQLite file of [EnvSQLitePath]; no invocation
-// names a path.
+// Where an attempt reports is its invocation's choice among what the
+// container has: the host's signed callbacks (report mode "callback",
+// which needs nothing in the container: no control plane, no AWS access),
+// or the container's own control plane, the SQLite file of
+// [EnvSQLitePath] (no invocation names a path) or the DynamoDB table of
+// [EnvDynamoTable], reached with AWS credentials from workload identity
+// federation ([EnvAWSRoleARN]) or the SDK's usual sources.
+//
+// Inline configuration is opened as in the Lambda function: the keyring of
+// [EnvKMSKeys] (Cloud KMS keys, by key ID, so a key kept after a rotation
+// still opens what it sealed) opens the attempt's envelope inside the
+// container, and the allowlist of [EnvConfigEnv] is the complete set of
+// variables it may set. Package host/gcphost opens the keyring.
 package cloudrun

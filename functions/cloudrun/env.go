@@ -6,9 +6,11 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"strings"
 	"time"
 
 	"github.com/sortie-run/sortie"
+	"github.com/sortie-run/sortie/crypto/keyring"
 	"github.com/sortie-run/sortie/functions"
 )
 
@@ -23,16 +25,43 @@ const (
 	EnvInvocation = "SORTIE_INVOCATION"
 	// EnvSQLitePath is the SQLite control plane's file (for example on a
 	// mounted volume), from the deployment's configuration, never from an
-	// invocation. Exactly one of it and [EnvDynamoTable] is required.
+	// invocation. Optional; not with [EnvDynamoTable]. Without either the
+	// container has no control plane and takes only invocations that
+	// report over the host's signed callbacks.
 	EnvSQLitePath = "SORTIE_SQLITE_PATH"
 	// EnvDynamoTable is the DynamoDB control plane's table (the same name
-	// the Lambda function reads). AWS credentials and region come from the
-	// SDK's usual sources: AWS_* variables from a secret, or a web identity
-	// token file for workload identity federation. Exactly one of it and
-	// [EnvSQLitePath] is required.
+	// the Lambda function reads). AWS credentials: with [EnvAWSRoleARN],
+	// the role assumed with the service account's Google ID token; else the
+	// SDK's usual sources (AWS_* variables, for example from Secret
+	// Manager). AWS_REGION names the region. Optional; not with
+	// [EnvSQLitePath].
 	EnvDynamoTable = "SORTIE_DYNAMODB_TABLE"
 	// EnvDynamoEndpoint overrides the DynamoDB endpoint URL. Optional.
 	EnvDynamoEndpoint = "SORTIE_DYNAMODB_ENDPOINT"
+	// EnvAWSRoleARN is the IAM role the container reaches DynamoDB as,
+	// assumed through STS AssumeRoleWithWebIdentity with a Google ID token
+	// of its service account from the metadata server (workload identity
+	// federation: no AWS key is stored). Optional, with [EnvDynamoTable]
+	// only; without it the AWS SDK's usual credential sources apply.
+	EnvAWSRoleARN = "SORTIE_AWS_ROLE_ARN"
+	// EnvAWSTokenAudience is the audience of that ID token, which the
+	// role's trust policy checks as accounts.google.com:oaud. Optional;
+	// defaults to [DefaultAWSTokenAudience].
+	EnvAWSTokenAudience = "SORTIE_AWS_TOKEN_AUDIENCE"
+	// EnvKMSKeys is the keyring that opens inline configuration:
+	// "ID=KEY[,ID=KEY]" with Cloud KMS key names
+	// (projects/P/locations/L/keyRings/R/cryptoKeys/K), the first primary,
+	// the same keyring the launching host seals with. Optional; without it
+	// inline configuration is off and an attempt carrying some is rejected.
+	EnvKMSKeys = "SORTIE_KMS_KEYS"
+	// EnvKMSEndpoint overrides the Cloud KMS endpoint, host:port. A
+	// loopback address is an emulator's: plaintext gRPC without
+	// credentials. Optional; defaults to Cloud KMS.
+	EnvKMSEndpoint = "SORTIE_KMS_ENDPOINT"
+	// EnvConfigEnv is the inline configuration's environment allowlist,
+	// comma-separated names, as the Lambda function reads it. Optional;
+	// defaults to none (every configuration is refused).
+	EnvConfigEnv = "SORTIE_CONFIG_ENV"
 	// EnvTriggerRules is the path of the trigger rules file in the
 	// container image (host configuration, never from an event). Optional,
 	// service mode only: with it the service also takes CloudEvents on
@@ -63,6 +92,10 @@ const (
 	ModeService = "service"
 )
 
+// DefaultAWSTokenAudience is the audience of the Google ID token
+// exchanged for AWS credentials when [EnvAWSTokenAudience] is not set.
+const DefaultAWSTokenAudience = "sts.amazonaws.com"
+
 // MaxEnvValueBytes is the largest value of one environment variable Cloud
 // Run accepts: 32 KiB (32,768 bytes), per the "Cloud Run quotas and
 // limits" page ("Maximum size of an environment variable value").
@@ -72,7 +105,13 @@ const MaxEnvValueBytes = 32 << 10
 type Env struct {
 	Mode, SQLitePath, Execution, Port, Audience string
 	DynamoTable, DynamoEndpoint                 string
+	AWSRoleARN, AWSTokenAudience                string
 	TriggerRules, Job                           string
+	// KMSKeys are the keyring's (ID, Cloud KMS key name) pairs, primary
+	// first; KMSEndpoint overrides the Cloud KMS endpoint.
+	KMSKeys     [][2]string
+	KMSEndpoint string
+	ConfigEnv   []string
 	// Invocation is the raw [EnvInvocation] value (job mode).
 	Invocation string
 	LogLevel   slog.Level
@@ -84,7 +123,8 @@ func LoadEnv(getenv func(string) string) (*Env, error) {
 	e := &Env{Mode: getenv(EnvMode), SQLitePath: getenv(EnvSQLitePath), Execution: getenv(EnvExecution), Invocation: getenv(EnvInvocation),
 		Port: getenv(EnvPort), Audience: getenv(EnvAudience),
 		DynamoTable: getenv(EnvDynamoTable), DynamoEndpoint: getenv(EnvDynamoEndpoint),
-		TriggerRules: getenv(EnvTriggerRules), Job: getenv(EnvJob)}
+		AWSRoleARN: getenv(EnvAWSRoleARN), AWSTokenAudience: getenv(EnvAWSTokenAudience),
+		TriggerRules: getenv(EnvTriggerRules), Job: getenv(EnvJob), KMSEndpoint: getenv(EnvKMSEndpoint)}
 	if e.Mode == "" {
 		e.Mode = ModeJob
 	}
@@ -97,11 +137,11 @@ func LoadEnv(getenv func(string) string) (*Env, error) {
 	if e.Port == "" {
 		e.Port = "8080"
 	}
-	if e.TriggerRules != "" && (e.Mode != ModeService || e.Job == "") {
-		return nil, sortie.Invalidf(EnvTriggerRules, "triggers need service mode and %s (the worker Job's full name)", EnvJob)
+	if e.TriggerRules != "" && (e.Mode != ModeService || e.Job == "" || !e.HasControlPlane()) {
+		return nil, sortie.Invalidf(EnvTriggerRules, "triggers need service mode, a control plane and %s (the worker Job's full name)", EnvJob)
 	}
-	if (e.SQLitePath == "") == (e.DynamoTable == "") {
-		return nil, sortie.Invalidf(EnvSQLitePath, "set exactly one of %s (a SQLite file) and %s (a DynamoDB table): the control plane", EnvSQLitePath, EnvDynamoTable)
+	if err := e.loadControlPlane(); err != nil {
+		return nil, err
 	}
 	if e.Mode == ModeJob && e.Invocation == "" {
 		return nil, sortie.Invalidf(EnvInvocation, "job mode needs the invocation JSON")
@@ -109,12 +149,49 @@ func LoadEnv(getenv func(string) string) (*Env, error) {
 	if len(e.Invocation) > MaxEnvValueBytes {
 		return nil, sortie.Invalidf(EnvInvocation, "%d bytes, over Cloud Run's limit of %d bytes", len(e.Invocation), MaxEnvValueBytes)
 	}
+	if err := e.loadInlineConfig(getenv); err != nil {
+		return nil, err
+	}
 	if lvl := getenv(EnvLogLevel); lvl != "" {
 		if err := e.LogLevel.UnmarshalText([]byte(lvl)); err != nil {
 			return nil, sortie.Invalidf(EnvLogLevel, "%q is not debug, info, warn or error", lvl)
 		}
 	}
 	return e, nil
+}
+
+// HasControlPlane reports whether the container reports to a control
+// plane of its own (SQLite or DynamoDB); without one it takes only
+// invocations that report over callbacks.
+func (e *Env) HasControlPlane() bool { return e.SQLitePath != "" || e.DynamoTable != "" }
+
+// loadControlPlane checks the control plane's variables and defaults the
+// token audience.
+func (e *Env) loadControlPlane() error {
+	switch {
+	case e.SQLitePath != "" && e.DynamoTable != "":
+		return sortie.Invalidf(EnvSQLitePath, "set at most one of %s (a SQLite file) and %s (a DynamoDB table): the control plane", EnvSQLitePath, EnvDynamoTable)
+	case e.AWSRoleARN != "" && e.DynamoTable == "":
+		return sortie.Invalidf(EnvAWSRoleARN, "the role reaches the DynamoDB control plane: set %s too", EnvDynamoTable)
+	case e.AWSRoleARN != "" && !strings.HasPrefix(e.AWSRoleARN, "arn:"):
+		return sortie.Invalidf(EnvAWSRoleARN, "%q is not an IAM role ARN (arn:aws:iam::ACCOUNT:role/NAME)", e.AWSRoleARN)
+	}
+	if e.AWSTokenAudience == "" {
+		e.AWSTokenAudience = DefaultAWSTokenAudience
+	}
+	return nil
+}
+
+// loadInlineConfig reads the keyring and the allowlist; the keys are
+// checked when the keyring is opened.
+func (e *Env) loadInlineConfig(getenv func(string) string) error {
+	keys, err := keyring.ParseList(EnvKMSKeys, getenv(EnvKMSKeys))
+	if err != nil {
+		return err
+	}
+	e.KMSKeys = keys
+	e.ConfigEnv = functions.ParseAllow(getenv(EnvConfigEnv))
+	return nil
 }
 
 // RunJob is job mode: it decodes the invocation of [EnvInvocation] and

@@ -9,13 +9,27 @@ import (
 	"github.com/sortie-run/sortie/functions/cloudrun"
 )
 
-// The container refuses to start without its control plane, naming the
-// variable.
+// A job container without a control plane of its own (it reports over the
+// host's signed callbacks), opening inline configuration with a Cloud KMS
+// keyring; a second control plane is refused, naming the variable.
 func ExampleLoadEnv() {
-	env := map[string]string{cloudrun.EnvInvocation: `{"version":"sortie.invocation/v1"}`}
-	_, err := cloudrun.LoadEnv(func(k string) string { return env[k] })
+	env := map[string]string{
+		cloudrun.EnvInvocation: `{"version":"sortie.invocation/v1"}`,
+		cloudrun.EnvKMSKeys:    "gcp-1=projects/my-project/locations/europe-west1/keyRings/sortie/cryptoKeys/config",
+		cloudrun.EnvConfigEnv:  "API_TOKEN",
+	}
+	e, err := cloudrun.LoadEnv(func(k string) string { return env[k] })
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	fmt.Println(e.Mode, e.HasControlPlane(), e.KMSKeys[0][0], e.ConfigEnv)
+	env[cloudrun.EnvSQLitePath], env[cloudrun.EnvDynamoTable] = "/data/sortie.db", "sortie-runs"
+	_, err = cloudrun.LoadEnv(func(k string) string { return env[k] })
 	fmt.Println(err)
-	// Output: invalid SORTIE_SQLITE_PATH: set exactly one of SORTIE_SQLITE_PATH (a SQLite file) and SORTIE_DYNAMODB_TABLE (a DynamoDB table): the control plane
+	// Output:
+	// job false gcp-1 [API_TOKEN]
+	// invalid SORTIE_SQLITE_PATH: set at most one of SORTIE_SQLITE_PATH (a SQLite file) and SORTIE_DYNAMODB_TABLE (a DynamoDB table): the control plane
 }
 
 // Service mode refuses a caller without a Google ID token before reading

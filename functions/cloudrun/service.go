@@ -78,7 +78,9 @@ type Answer struct {
 type Handler struct {
 	// Worker executes attempts. Required.
 	Worker *functions.Worker
-	// ControlPlane is where the worker reports. Required.
+	// ControlPlane is where the worker reports attempts whose invocation
+	// says so (report mode "control-plane"). Optional; without it only
+	// invocations that report over callbacks are taken, others get 400.
 	ControlPlane sortie.ControlPlane
 	// Verifier checks callers. Required; see [IDTokenVerifier].
 	Verifier Verifier
@@ -148,9 +150,6 @@ func readInvocation(r *http.Request) (*sortie.Invocation, int, error) {
 	inv, err := sortie.DecodeInvocation(b)
 	if err != nil {
 		return nil, http.StatusBadRequest, err
-	}
-	if inv.Report.Mode != sortie.ReportControlPlane {
-		return nil, http.StatusBadRequest, sortie.Invalidf("report.mode", "%q is not available on this worker (only %q)", inv.Report.Mode, sortie.ReportControlPlane)
 	}
 	return inv, 0, nil
 }

@@ -62,6 +62,12 @@ func TestLoadEnv(t *testing.T) {
 		{map[string]string{cloudrun.EnvSQLitePath: "/x", cloudrun.EnvMode: "service"}, cloudrun.EnvAudience},
 		{map[string]string{cloudrun.EnvSQLitePath: "/x", cloudrun.EnvInvocation: strings.Repeat("x", cloudrun.MaxEnvValueBytes+1)}, cloudrun.EnvInvocation},
 		{map[string]string{cloudrun.EnvSQLitePath: "/x", cloudrun.EnvInvocation: "{}", cloudrun.EnvLogLevel: "loud"}, cloudrun.EnvLogLevel},
+		{map[string]string{cloudrun.EnvSQLitePath: "/x", cloudrun.EnvDynamoTable: "t", cloudrun.EnvInvocation: "{}"}, cloudrun.EnvSQLitePath},
+		{map[string]string{cloudrun.EnvSQLitePath: "/x", cloudrun.EnvInvocation: "{}", cloudrun.EnvAWSRoleARN: "arn:aws:iam::1:role/r"}, cloudrun.EnvAWSRoleARN},
+		{map[string]string{cloudrun.EnvDynamoTable: "t", cloudrun.EnvInvocation: "{}", cloudrun.EnvAWSRoleARN: "role/r"}, cloudrun.EnvAWSRoleARN},
+		{map[string]string{cloudrun.EnvInvocation: "{}", cloudrun.EnvKMSKeys: "no-equals"}, cloudrun.EnvKMSKeys},
+		{map[string]string{cloudrun.EnvMode: "service", cloudrun.EnvAudience: "https://x", cloudrun.EnvTriggerRules: "/r.json",
+			cloudrun.EnvJob: "projects/p/locations/l/jobs/j"}, cloudrun.EnvTriggerRules},
 	}
 	for _, c := range cases {
 		_, err := cloudrun.LoadEnv(func(k string) string { return c.env[k] })
@@ -74,5 +80,10 @@ func TestLoadEnv(t *testing.T) {
 	e, err := cloudrun.LoadEnv(func(k string) string { return env[k] })
 	if err != nil || e.Port != "8080" {
 		t.Errorf("LoadEnv(service defaults) = %+v, %v; want port 8080", e, err)
+	}
+	env = map[string]string{cloudrun.EnvDynamoTable: "t", cloudrun.EnvInvocation: "{}", cloudrun.EnvAWSRoleARN: "arn:aws:iam::1:role/r"}
+	e, err = cloudrun.LoadEnv(func(k string) string { return env[k] })
+	if err != nil || e.AWSTokenAudience != cloudrun.DefaultAWSTokenAudience || e.AWSRoleARN != env[cloudrun.EnvAWSRoleARN] {
+		t.Errorf("LoadEnv(federation) = %+v, %v; want the role and the default audience %s", e, err, cloudrun.DefaultAWSTokenAudience)
 	}
 }

@@ -22,6 +22,9 @@
 //	                        if it ends first
 //	until_cancelled bool    then emit "tick" events every interval_ms (at least
 //	                        10) until ctx is done, and return ctx's error
+//	config_names    bool    the result is {"config_names": [NAME, ...]}: the
+//	                        sorted names the attempt's inline configuration
+//	                        sets (never their values), proof it was opened
 //	output          any     the result (default {"events":N,"attempt":K})
 //
 // They apply in the order listed; the first of crash, panic, fail,

@@ -5,7 +5,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
+	"slices"
 	"time"
 
 	"github.com/sortie-run/sortie"
@@ -42,6 +44,7 @@ type Variables struct {
 	Interrupt      sortie.State    `json:"interrupt,omitempty"`
 	SleepMs        int64           `json:"sleep_ms,omitempty"`
 	UntilCancelled bool            `json:"until_cancelled,omitempty"`
+	ConfigNames    bool            `json:"config_names,omitempty"`
 	Output         json.RawMessage `json:"output,omitempty"`
 }
 
@@ -60,6 +63,9 @@ func Handle(ctx context.Context, call *functions.Call) (any, error) {
 	}
 	if out, done, err := v.act(ctx, call); done {
 		return out, err
+	}
+	if v.ConfigNames {
+		return map[string][]string{"config_names": slices.Sorted(maps.Keys(call.Config()))}, nil
 	}
 	if len(v.Output) > 0 {
 		return v.Output, nil

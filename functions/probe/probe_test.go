@@ -164,3 +164,27 @@ func TestSleepAndUntilCancelledHonourContext(t *testing.T) {
 		}
 	}
 }
+
+// plainOpener "opens" any configuration to its fixed plaintext.
+type plainOpener string
+
+func (p plainOpener) Open(context.Context, *sortie.Invocation) ([]byte, int, error) {
+	return []byte(p), 0, nil
+}
+
+// config_names returns the names the configuration sets, not the values.
+func TestConfigNames(t *testing.T) {
+	reg := functions.NewRegistry()
+	probe.Register(reg)
+	w := &functions.Worker{Registry: reg, Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
+		InlineConfig: &functions.InlineConfig{Opener: plainOpener(`{"B_TOKEN":"secret-b","A_TOKEN":"secret-a"}`), Allow: []string{"A_TOKEN", "B_TOKEN"}}}
+	inv := &sortie.Invocation{Version: sortie.InvocationVersion, RunID: sortie.NewRunID(time.Now()), Attempt: 1,
+		LaunchID: sortie.NewLaunchID(), Agent: sortie.Manifest{Name: "probe", Runtime: "go:probe"},
+		Variables: json.RawMessage(`{"events":0,"config_names":true}`), SealedConfig: json.RawMessage(`{"sealed":true}`),
+		DeadlineMs: time.Now().Add(time.Minute).UnixMilli(), HeartbeatMs: 1000, LeaseMs: 3000,
+		Report: sortie.Report{Mode: sortie.ReportControlPlane}}
+	o, err := w.Execute(context.Background(), inv, functions.NewStreamReporter(io.Discard))
+	if err != nil || string(o.Result) != `{"config_names":["A_TOKEN","B_TOKEN"]}` {
+		t.Errorf("probe config_names = %s, %v; want {\"config_names\":[\"A_TOKEN\",\"B_TOKEN\"]}", o.Result, err)
+	}
+}

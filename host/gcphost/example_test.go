@@ -7,8 +7,12 @@ import (
 	"net"
 	"os"
 
-	"github.com/sortie-run/sortie/functions"
+	"github.com/aws/aws-sdk-go-v2/config"
+
+	"github.com/sortie-run/sortie"
+	"github.com/sortie-run/sortie/controlplane/sqlite"
 	fncloudrun "github.com/sortie-run/sortie/functions/cloudrun"
+	"github.com/sortie-run/sortie/host/awshost"
 	"github.com/sortie-run/sortie/host/builtin"
 	"github.com/sortie-run/sortie/host/gcphost"
 )
@@ -20,13 +24,12 @@ func ExampleNewService() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	cp, err := gcphost.OpenControlPlane(ctx, env)
+	c, err := gcphost.OpenContainer(ctx, env, builtin.Registry(), slog.Default())
 	if err != nil {
 		log.Fatal(err)
 	}
-	defer cp.Close()
-	w := &functions.Worker{Registry: builtin.Registry()}
-	svc, err := gcphost.NewService(ctx, env, w, cp, builtin.Agents(), slog.Default())
+	defer c.Close()
+	svc, err := gcphost.NewService(ctx, env, c, builtin.Agents(), slog.Default())
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -36,4 +39,52 @@ func ExampleNewService() {
 		log.Fatal(err)
 	}
 	log.Fatal(svc.Serve(ctx, ln))
+}
+
+// A process on Google Cloud reaching DynamoDB as an IAM role, with no AWS
+// key stored: the role trusts accounts.google.com for the service
+// account's unique ID (terraform/aws's cloudrun_worker_role_arn output).
+func ExampleAWSCredentials() {
+	ctx := context.Background()
+	stsCfg, err := config.LoadDefaultConfig(ctx) // region from AWS_REGION
+	if err != nil {
+		log.Fatal(err)
+	}
+	creds, err := gcphost.AWSCredentials(stsCfg, gcphost.AWSFederation{
+		RoleARN: "arn:aws:iam::111122223333:role/sortie-cloudrun-worker",
+	})
+	if err != nil {
+		log.Fatal(err)
+	}
+	h, err := awshost.Open(ctx, awshost.Config{Table: "sortie-runs", Credentials: creds})
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer h.Close()
+}
+
+// A host launching attempts on the Cloud Run Job, sealing each attempt's
+// configuration with the Cloud KMS keyring the job's containers open it
+// with (SORTIE_KMS_KEYS); the names are terraform/gcp's outputs.
+func ExampleOpenKeyring() {
+	ctx := context.Background()
+	ring, err := gcphost.OpenKeyring(ctx, [][2]string{
+		{"gcp-1", "projects/my-project/locations/europe-west1/keyRings/sortie-keyring/cryptoKeys/sortie-config"},
+	}, "")
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer ring.Close()
+	jobs, closeJobs, err := gcphost.OpenJobs(ctx, "projects/my-project/locations/europe-west1/jobs/sortie-worker")
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer closeJobs()
+	cp, err := sqlite.Open("sortie.db", nil)
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer cp.Close()
+	engine := sortie.NewEngine(cp, jobs, builtin.Agents(), &sortie.EngineOptions{Sealer: ring.Config})
+	defer engine.Close()
 }

@@ -2,12 +2,17 @@ package gcphost
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"log/slog"
+	"path"
 
 	cloudrunapi "cloud.google.com/go/run/apiv2"
+	"github.com/aws/aws-sdk-go-v2/config"
 
 	"github.com/sortie-run/sortie"
 	"github.com/sortie-run/sortie/controlplane/sqlite"
+	"github.com/sortie-run/sortie/functions"
 	fncloudrun "github.com/sortie-run/sortie/functions/cloudrun"
 	"github.com/sortie-run/sortie/host/awshost"
 	"github.com/sortie-run/sortie/launchers/cloudrun"
@@ -19,23 +24,110 @@ type ControlPlane interface {
 	Close() error
 }
 
+// Container is the opened parts of the Cloud Run container of an [Env]:
+// its control plane, its keyring and the worker that opens inline
+// configuration with it.
+//
+// [Env]: https://pkg.go.dev/github.com/sortie-run/sortie/functions/cloudrun#Env
+type Container struct {
+	// ControlPlane is the container's own control plane, or nil without
+	// one (attempts then report over the host's callbacks).
+	ControlPlane ControlPlane
+	// Keyring opens (and, on the trigger route, seals) inline
+	// configuration; nil when it is off.
+	Keyring *Keyring
+	// Worker executes attempts with reg's handlers and, with a keyring,
+	// opens their configuration (env's ConfigEnv is the allowlist).
+	Worker *functions.Worker
+}
+
+// OpenContainer opens env's keyring and control plane and builds the
+// worker of reg's handlers, logging to log (nil: slog.Default()). It makes
+// no call to Cloud KMS or AWS. A bad keyring is a [*sortie.ValidationError]
+// naming [fncloudrun.EnvKMSKeys]. The caller closes the container.
+func OpenContainer(ctx context.Context, env *fncloudrun.Env, reg *functions.Registry, log *slog.Logger) (*Container, error) {
+	if log == nil {
+		log = slog.Default()
+	}
+	ring, err := OpenKeyring(ctx, env.KMSKeys, env.KMSEndpoint)
+	if err != nil {
+		return nil, envKeysError(err)
+	}
+	cp, err := OpenControlPlane(ctx, env)
+	if err != nil {
+		ring.Close()
+		return nil, err
+	}
+	w := &functions.Worker{Registry: reg, Logger: log}
+	if ring != nil {
+		w.InlineConfig = &functions.InlineConfig{Opener: ring.Config, Allow: env.ConfigEnv}
+	}
+	return &Container{ControlPlane: cp, Keyring: ring, Worker: w}, nil
+}
+
+// envKeysError names the variable of a keyring error.
+func envKeysError(err error) error {
+	var ve *sortie.ValidationError
+	if errors.As(err, &ve) {
+		return sortie.Invalidf(fncloudrun.EnvKMSKeys, "%v", err)
+	}
+	return err
+}
+
+// Close closes the control plane and the keyring.
+func (c *Container) Close() error {
+	var err error
+	if c.ControlPlane != nil {
+		err = c.ControlPlane.Close()
+	}
+	return errors.Join(err, c.Keyring.Close())
+}
+
 // OpenControlPlane opens the control plane env names: the DynamoDB table
-// of [fncloudrun.EnvDynamoTable] (AWS credentials and region the SDK's
-// usual way), else the SQLite file of [fncloudrun.EnvSQLitePath] — never
-// one an invocation names.
+// of [fncloudrun.EnvDynamoTable] (region from AWS_REGION; credentials from
+// the role of [fncloudrun.EnvAWSRoleARN] assumed with the service
+// account's ID token, see [AWSCredentials], else the SDK's usual sources),
+// else the SQLite file of [fncloudrun.EnvSQLitePath] — never one an
+// invocation names — else none (nil, nil).
 func OpenControlPlane(ctx context.Context, env *fncloudrun.Env) (ControlPlane, error) {
-	if env.DynamoTable != "" {
-		h, err := awshost.Open(ctx, awshost.Config{Table: env.DynamoTable, DynamoEndpoint: env.DynamoEndpoint})
+	switch {
+	case env.DynamoTable != "":
+		cfg, err := awsConfig(ctx, env)
+		if err != nil {
+			return nil, err
+		}
+		h, err := awshost.Open(ctx, cfg)
 		if err != nil {
 			return nil, fmt.Errorf("gcphost: open control plane: %w", err)
 		}
 		return h.ControlPlane, nil
+	case env.SQLitePath != "":
+		cp, err := sqlite.Open(env.SQLitePath, nil)
+		if err != nil {
+			return nil, fmt.Errorf("gcphost: open control plane: %w", err)
+		}
+		return cp, nil
 	}
-	cp, err := sqlite.Open(env.SQLitePath, nil)
+	return nil, nil
+}
+
+// awsConfig is the host/awshost configuration of env's table, with the
+// federated credentials of env's role when it names one.
+func awsConfig(ctx context.Context, env *fncloudrun.Env) (awshost.Config, error) {
+	cfg := awshost.Config{Table: env.DynamoTable, DynamoEndpoint: env.DynamoEndpoint}
+	if env.AWSRoleARN == "" {
+		return cfg, nil
+	}
+	stsCfg, err := config.LoadDefaultConfig(ctx)
 	if err != nil {
-		return nil, fmt.Errorf("gcphost: open control plane: %w", err)
+		return cfg, fmt.Errorf("gcphost: load the AWS configuration: %w", err)
 	}
-	return cp, nil
+	fed := AWSFederation{RoleARN: env.AWSRoleARN, Audience: env.AWSTokenAudience}
+	if env.Execution != "" {
+		fed.SessionName = sessionName("sortie-" + path.Base(env.Execution))
+	}
+	cfg.Credentials, err = AWSCredentials(stsCfg, fed)
+	return cfg, err
 }
 
 // OpenJobs opens the Cloud Run Admin API clients (credentials the
@@ -44,11 +136,17 @@ func OpenControlPlane(ctx context.Context, env *fncloudrun.Env) (ControlPlane, e
 // that closes the clients. A job name the launcher refuses is a
 // [*sortie.ValidationError].
 func OpenJobs(ctx context.Context, job string) (*cloudrun.JobsLauncher, func(), error) {
-	jobs, err := cloudrunapi.NewJobsClient(ctx)
+	return openJobs(ctx, job, "")
+}
+
+// openJobs is OpenJobs through the Admin API at endpoint (see
+// clientOptions).
+func openJobs(ctx context.Context, job, endpoint string) (*cloudrun.JobsLauncher, func(), error) {
+	jobs, err := cloudrunapi.NewJobsClient(ctx, clientOptions(endpoint)...)
 	if err != nil {
 		return nil, nil, fmt.Errorf("cloud run jobs client: %w", err)
 	}
-	execs, err := cloudrunapi.NewExecutionsClient(ctx)
+	execs, err := cloudrunapi.NewExecutionsClient(ctx, clientOptions(endpoint)...)
 	if err != nil {
 		jobs.Close()
 		return nil, nil, fmt.Errorf("cloud run executions client: %w", err)

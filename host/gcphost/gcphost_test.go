@@ -37,12 +37,13 @@ func serviceEnv(t *testing.T, extra map[string]string) *fncloudrun.Env {
 // and Serve returns nil once its context ends.
 func TestServiceServesUntilCancelled(t *testing.T) {
 	env := serviceEnv(t, nil)
-	cp, err := gcphost.OpenControlPlane(t.Context(), env)
+	c, err := gcphost.OpenContainer(t.Context(), env, builtin.Registry(), nil)
 	if err != nil {
-		t.Fatalf("OpenControlPlane(SQLite) = %v", err)
+		t.Fatalf("OpenContainer(SQLite) = %v", err)
 	}
-	defer cp.Close()
-	svc, err := gcphost.NewService(t.Context(), env, &functions.Worker{Registry: builtin.Registry()}, cp, builtin.Agents(), nil)
+	defer c.Close()
+	cp := c.ControlPlane
+	svc, err := gcphost.NewService(t.Context(), env, c, builtin.Agents(), nil)
 	if err != nil {
 		t.Fatalf("NewService = %v", err)
 	}
@@ -83,7 +84,7 @@ func TestServiceServesUntilCancelled(t *testing.T) {
 func TestServiceRefusesBadTriggerRules(t *testing.T) {
 	env := serviceEnv(t, map[string]string{fncloudrun.EnvTriggerRules: filepath.Join(t.TempDir(), "missing.json"),
 		fncloudrun.EnvJob: "projects/p/locations/r/jobs/j"})
-	_, err := gcphost.NewService(t.Context(), env, &functions.Worker{}, nil, builtin.Agents(), nil)
+	_, err := gcphost.NewService(t.Context(), env, &gcphost.Container{Worker: &functions.Worker{}}, builtin.Agents(), nil)
 	if err == nil || !strings.Contains(err.Error(), fncloudrun.EnvTriggerRules) {
 		t.Errorf("NewService with a missing rules file = %v, want an error naming %s", err, fncloudrun.EnvTriggerRules)
 	}

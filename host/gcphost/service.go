@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/sortie-run/sortie"
-	"github.com/sortie-run/sortie/functions"
 	fncloudrun "github.com/sortie-run/sortie/functions/cloudrun"
 	"github.com/sortie-run/sortie/functions/triggers"
 	"github.com/sortie-run/sortie/functions/triggers/cehttp"
@@ -31,18 +30,21 @@ type Service struct {
 	log         *slog.Logger
 }
 
-// NewService builds service mode from env: w executes the invocations,
-// reporting to cp; with [fncloudrun.EnvTriggerRules] the rules route
-// Eventarc's events to runs of agents launched on the Job of
-// [fncloudrun.EnvJob]. It fails for rules that do not load or a Job the
-// launcher refuses. log may be nil (slog.Default()). The caller closes the
-// service.
-func NewService(ctx context.Context, env *fncloudrun.Env, w *functions.Worker, cp sortie.ControlPlane, agents sortie.AgentCatalog, log *slog.Logger) (*Service, error) {
+// NewService builds service mode from env over the opened container c:
+// its worker executes the invocations, reporting where each says (c's
+// control plane or the host's callbacks); with
+// [fncloudrun.EnvTriggerRules] the rules route Eventarc's events to runs
+// of agents launched on the Job of [fncloudrun.EnvJob], their inline
+// configuration sealed with c's keyring. It fails for rules that do not
+// load or a Job the launcher refuses. log may be nil (slog.Default()). The
+// caller closes the service.
+func NewService(ctx context.Context, env *fncloudrun.Env, c *Container, agents sortie.AgentCatalog, log *slog.Logger) (*Service, error) {
 	if log == nil {
 		log = slog.Default()
 	}
 	verifier := &fncloudrun.IDTokenVerifier{Audience: env.Audience}
-	s := &Service{invocations: &fncloudrun.Handler{Worker: w, ControlPlane: cp, Logger: log, Verifier: verifier},
+	cp := sortie.ControlPlane(c.ControlPlane) // nil without one
+	s := &Service{invocations: &fncloudrun.Handler{Worker: c.Worker, ControlPlane: cp, Logger: log, Verifier: verifier},
 		mux: http.NewServeMux(), closeEvents: func() {}, log: log}
 	s.mux.Handle(fncloudrun.InvocationsPath, s.invocations)
 	if env.TriggerRules == "" {
@@ -57,7 +59,11 @@ func NewService(ctx context.Context, env *fncloudrun.Env, w *functions.Worker, c
 		return nil, fmt.Errorf("%s: %w", fncloudrun.EnvJob, err)
 	}
 	s.closeEvents = closeJobs
-	engine := sortie.NewEngine(cp, l, agents, &sortie.EngineOptions{Logger: log})
+	opts := &sortie.EngineOptions{Logger: log}
+	if c.Keyring != nil {
+		opts.Sealer = c.Keyring.Config
+	}
+	engine := sortie.NewEngine(cp, l, agents, opts)
 	router := triggers.NewRouter(rules, engine, &triggers.Options{Logger: log})
 	s.mux.Handle(fncloudrun.EventsPath, fncloudrun.Verified(verifier, cehttp.NewHandler(router, &cehttp.Options{Logger: log}), log))
 	return s, nil

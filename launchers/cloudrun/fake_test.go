@@ -224,3 +224,18 @@ func (f *fakeRun) killAll(tb testing.TB) {
 		}
 	}
 }
+
+// outputs returns what the containers wrote to stderr (their logs) so far.
+func (f *fakeRun) outputs() string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	var b bytes.Buffer
+	for _, x := range f.execs {
+		select {
+		case <-x.done:
+			b.Write(x.out.Bytes())
+		default: // still writing; read once it ended
+		}
+	}
+	return b.String()
+}
