@@ -12,6 +12,7 @@ import (
 	"github.com/sortie-run/sortie/functions/triggers"
 	"github.com/sortie-run/sortie/host/awshost"
 	"github.com/sortie-run/sortie/host/builtin"
+	"github.com/sortie-run/sortie/host/gcphost"
 	"github.com/sortie-run/sortie/internal/loopback"
 )
 
@@ -33,9 +34,14 @@ type Config struct {
 	// AWS.Function (and no Launcher) the host launches nothing: it reads,
 	// cancels and configures runs.
 	AWS awshost.Config
-	// Launcher launches attempts instead of the local or Lambda launcher,
-	// for example a Cloud Run Jobs launcher of host/gcphost's OpenJobs.
-	// Optional.
+	// GCP launches attempts on a Cloud Run Job or service (GCP.Job,
+	// GCP.Service) and seals inline configuration with a Cloud KMS keyring
+	// (GCP.KMSKeys), the one the Cloud Run workers open it with (see
+	// package host/gcphost). Optional; works with either control plane,
+	// and with API.WorkerCallbacks the workers need no access to it.
+	GCP gcphost.Config
+	// Launcher launches attempts instead of the local, Lambda or Cloud Run
+	// launcher. Optional.
 	Launcher sortie.Launcher
 	// Agents are the agents runs may name. Optional; defaults to the
 	// built-in ones (package host/builtin). An exec agent ("exec:ID") needs
@@ -65,8 +71,9 @@ type Config struct {
 	// ConfigEnv turns inline configuration on: the names of the variables
 	// a run's configuration may set, 1-128 characters of A-Z, a-z, 0-9 and
 	// '_', not starting with a digit. The engine seals configuration with
-	// StateDir's local key (with AWS.Table, the KMS keyring), the local
-	// workers open it. Optional; off when empty.
+	// StateDir's local key (with AWS.KMSKeys or GCP.KMSKeys, that keyring,
+	// whose workers have their own allowlist), the local workers open it.
+	// Optional; off when empty.
 	ConfigEnv []string
 	// Destinations is the destination policy of outbound calls: webhooks
 	// and the HTTP client handlers get (local workers). Optional; nil is
@@ -173,6 +180,9 @@ func (c *Config) Validate() error {
 	case c.InProcess && c.AWS.Table != "":
 		return sortie.Invalidf("InProcess", "runs attempts in this process; with AWS.Table they run on AWS.Function")
 	}
+	if err := c.validateGCP(); err != nil {
+		return err
+	}
 	if c.WorkerLogLevel != "" {
 		var lvl slog.Level
 		if err := lvl.UnmarshalText([]byte(c.WorkerLogLevel)); err != nil {
@@ -236,6 +246,9 @@ func (a *API) validate(c *Config) error {
 	}
 	if c.AWS.Function != "" && loopback.URL(base) {
 		return sortie.Invalidf("API.CallbackURL", "%s is loopback: workers on AWS.Function cannot reach it; set API.PublicURL to this host's address as the function sees it", base)
+	}
+	if c.GCP.Launches() && c.GCP.RunEndpoint == "" && loopback.URL(base) {
+		return sortie.Invalidf("API.CallbackURL", "%s is loopback: workers on Cloud Run cannot reach it; set API.PublicURL to this host's address as Cloud Run sees it", base)
 	}
 	return nil
 }

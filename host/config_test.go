@@ -10,12 +10,14 @@ import (
 	"github.com/sortie-run/sortie/destination"
 	"github.com/sortie-run/sortie/host"
 	"github.com/sortie-run/sortie/host/awshost"
+	"github.com/sortie-run/sortie/host/gcphost"
 )
 
 // Validate refuses what cannot work, naming the field, before anything is
 // opened.
 func TestValidateNamesTheField(t *testing.T) {
 	dir := t.TempDir()
+	const job = "projects/p/locations/r/jobs/j"
 	exec := sortie.Agents{"py": {Name: "py", Version: "1", Runtime: "exec:py"}}
 	for _, tc := range []struct {
 		name  string
@@ -35,6 +37,14 @@ func TestValidateNamesTheField(t *testing.T) {
 		{"callbacks without a URL", host.Config{StateDir: dir, API: &host.API{WorkerCallbacks: true}}, "API.CallbackURL"},
 		{"callbacks to loopback from Lambda", host.Config{StateDir: dir, AWS: awshost.Config{Table: "runs", Function: "f"},
 			API: &host.API{WorkerCallbacks: true, PublicURL: "http://LOCALHOST:7780"}}, "API.CallbackURL"},
+		{"callbacks to loopback from Cloud Run", host.Config{StateDir: dir, GCP: gcphost.Config{Job: job},
+			API: &host.API{WorkerCallbacks: true, PublicURL: "http://127.0.0.1:7780"}}, "API.CallbackURL"},
+		{"Cloud Run and Lambda", host.Config{StateDir: dir, GCP: gcphost.Config{Job: job}, AWS: awshost.Config{Table: "runs", Function: "f"}}, "GCP.Job"},
+		{"a Job and a service", host.Config{StateDir: dir, GCP: gcphost.Config{Job: job, Service: "https://w.run.app"}}, "GCP.Service"},
+		{"a service that is no URL", host.Config{StateDir: dir, GCP: gcphost.Config{Service: "w.run.app"}}, "GCP.Service"},
+		{"in-process on Cloud Run", host.Config{StateDir: dir, InProcess: true, GCP: gcphost.Config{Job: job}}, "InProcess"},
+		{"two keyrings", host.Config{StateDir: dir, GCP: gcphost.Config{KMSKeys: [][2]string{{"g", "projects/p/locations/l/keyRings/r/cryptoKeys/k"}}},
+			AWS: awshost.Config{Table: "runs", KMSKeys: [][2]string{{"a", "arn:aws:kms:r:1:key/k"}}}}, "GCP.KMSKeys"},
 	} {
 		err := tc.cfg.Validate()
 		var ve *sortie.ValidationError

@@ -1,9 +1,10 @@
 // Package host builds a complete Sortie host from one [Config]: the
 // control plane (the embedded SQLite state in Config.StateDir, or the
 // DynamoDB table of Config.AWS), the launcher (local workers as
-// subprocesses or in-process, the Lambda function of Config.AWS, or any
-// [sortie.Launcher] such as host/gcphost's Cloud Run Jobs launcher), the
-// keyrings (the state directory's local key, or the KMS keyring), the
+// subprocesses or in-process, the Lambda function of Config.AWS, the Cloud
+// Run Job or service of Config.GCP, or any [sortie.Launcher]), the
+// keyrings (the state directory's local key, the AWS KMS keyring of
+// Config.AWS or the Cloud KMS keyring of Config.GCP), the
 // engine and its client, the reconciler and, with Config.API, the server:
 // the HTTP API of package server with A2A, signed worker callbacks (an
 // issuer for the engine and the callback routes) and push webhook
@@ -24,6 +25,6 @@
 // The cloud binaries build their hosts from the subpackages, which link no
 // HTTP API, A2A or CLI package: host/awshost (the AWS parts and the Lambda
 // function; it links no SQLite or gRPC either, so the Lambda bootstrap
-// stays lean), host/gcphost (the Cloud Run container) and host/builtin (the
-// built-in agents).
+// stays lean), host/gcphost (the Cloud Run container, and the Google Cloud
+// parts of Config.GCP) and host/builtin (the built-in agents).
 package host

@@ -12,6 +12,7 @@ import (
 	"github.com/sortie-run/sortie"
 	"github.com/sortie-run/sortie/controlplane/sqlite"
 	"github.com/sortie-run/sortie/host/awshost"
+	"github.com/sortie-run/sortie/host/gcphost"
 	"github.com/sortie-run/sortie/server/callback"
 )
 
@@ -50,6 +51,7 @@ type Host struct {
 	log    *slog.Logger
 	cp     ControlPlane
 	aws    *awshost.Host // on DynamoDB
+	gcp    *gcphost.Host // launching on Cloud Run or sealing with Cloud KMS
 	engine *sortie.Engine
 	client *sortie.Client
 	keys   *callback.Keyring
@@ -107,9 +109,13 @@ func (h *Host) openEngine(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	if err := h.openGCP(ctx, &opts); err != nil {
+		h.closeParts()
+		return err
+	}
 	l, err := h.launcher()
 	if err != nil {
-		h.cp.Close()
+		h.closeParts()
 		return err
 	}
 	h.engine = sortie.NewEngine(h.cp, l, h.cfg.Agents, &opts)
@@ -155,6 +161,8 @@ func (h *Host) launcher() (sortie.Launcher, error) {
 	switch {
 	case h.cfg.Launcher != nil:
 		return h.cfg.Launcher, nil
+	case h.gcp != nil && h.gcp.Launcher() != nil:
+		return h.gcp.Launcher(), nil
 	case h.aws == nil:
 		return h.localLauncher()
 	case h.cfg.AWS.Function == "":
@@ -238,8 +246,17 @@ func (h *Host) Close() error {
 	if h.engine != nil {
 		h.engine.Close()
 	}
-	if h.cp == nil {
-		return nil
+	return h.closeParts()
+}
+
+// closeParts closes the control plane and the GCP clients, those opened.
+func (h *Host) closeParts() error {
+	var err error
+	if h.gcp != nil {
+		err = h.gcp.Close()
 	}
-	return h.cp.Close()
+	if h.cp != nil {
+		err = errors.Join(h.cp.Close(), err)
+	}
+	return err
 }

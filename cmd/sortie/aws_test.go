@@ -157,10 +157,7 @@ func TestServeOnAWS(t *testing.T) {
 func TestAWSFlagsUsage(t *testing.T) {
 	c := newCLI(t)
 	table := []string{"--dynamodb-table", "runs", "--dynamodb-endpoint", "http://127.0.0.1:9"}
-	cases := []struct {
-		args []string
-		want []string
-	}{
+	cases := []usageCase{
 		{[]string{"--lambda-function", "function", "list"}, []string{"--lambda-function", "--dynamodb-table"}},
 		{[]string{"--kms-keys", "k=arn", "list"}, []string{"--kms-keys", "--dynamodb-table"}},
 		{append(table, "run", "probe"), []string{"sortie run", "--dynamodb-table", "--lambda-function"}},
@@ -170,6 +167,19 @@ func TestAWSFlagsUsage(t *testing.T) {
 		{append(table, "--in-process", "--lambda-function", "f", "run", "probe"), []string{"--in-process"}},
 		{append(table, "worker"), []string{"sortie worker", "--dynamodb-table"}},
 	}
+	wantUsage(t, c, cases)
+}
+
+// usageCase is a command line that must fail with a usage error (exit 2)
+// whose message has every string of want.
+type usageCase struct {
+	args []string
+	want []string
+}
+
+// wantUsage runs each case with AWS credentials in the environment.
+func wantUsage(t *testing.T, c *cli, cases []usageCase) {
+	t.Helper()
 	for _, tc := range cases {
 		cmd := c.cmd(tc.args...)
 		cmd.Env = append(cmd.Env, awsCredentials()...)

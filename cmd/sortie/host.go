@@ -35,6 +35,7 @@ type globals struct {
 	tokenFile string
 	dest      destinationFlags
 	aws       awsFlags
+	gcp       gcpFlags
 	// command is the command being run, set before validate.
 	command *cobra.Command
 	// api makes the host a server; set by serve.
@@ -54,6 +55,7 @@ func (g *globals) register(root *cobra.Command) {
 	f.StringVar(&g.tokenFile, "token-file", "", "file holding the API token for --host")
 	g.dest.register(f)
 	g.aws.register(f)
+	g.gcp.register(f)
 	// The AWS host opens differently for commands that launch attempts:
 	// remember which command runs.
 	pre := root.PersistentPreRunE
@@ -124,7 +126,7 @@ func (g *globals) config(extra ...sortie.Manifest) (host.Config, error) {
 	if err != nil {
 		return host.Config{}, err
 	}
-	cfg := host.Config{StateDir: g.stateDir, AWS: g.aws.config(), Runtimes: g.runtimes, InProcess: g.inProcess,
+	cfg := host.Config{StateDir: g.stateDir, AWS: g.aws.config(), GCP: g.gcp.config(), Runtimes: g.runtimes, InProcess: g.inProcess,
 		WorkerLogLevel: g.workerLogLevel(), ConfigEnv: g.configEnv, Destinations: policy, ReconcileInterval: g.reconcile,
 		API: g.api, Logger: g.logger(os.Stderr)}
 	if len(extra) > 0 {
@@ -184,6 +186,9 @@ func (g *globals) validate() error {
 	if err := g.validateAWS(); err != nil {
 		return err
 	}
+	if err := g.validateGCP(); err != nil {
+		return err
+	}
 	cfg, err := g.config()
 	if err != nil {
 		return err
@@ -207,6 +212,9 @@ var flagNames = []string{
 	"AWS.Table", "--dynamodb-table",
 	"AWS.Function", "--lambda-function",
 	"AWS.KMSKeys", "--kms-keys",
+	"GCP.Job", "--cloudrun-job",
+	"GCP.Service", "--cloudrun-service",
+	"GCP.KMSKeys", "--gcp-kms-keys",
 	"Runtimes", "--runtimes",
 	"InProcess", "--in-process",
 	"WorkerLogLevel", "--log-level",

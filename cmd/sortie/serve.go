@@ -41,7 +41,9 @@ func newServeCmd(g *globals) *cobra.Command {
 		Short: "Serve the HTTP API (submit, follow over SSE, cancel, resume, push webhooks) and A2A",
 		Long: `serve runs the host: the HTTP API of package server over the engine (the
 embedded one: SQLite control plane in --state-dir and local launcher; or, with
---dynamodb-table and --lambda-function, DynamoDB and AWS Lambda), the A2A binding (agent card
+--dynamodb-table and --lambda-function, DynamoDB and AWS Lambda; with --cloudrun-job or
+--cloudrun-service, attempts run on Cloud Run, sealed with --gcp-kms-keys, and with
+--worker-callbacks they report back here, needing no access to the control plane), the A2A binding (agent card
 at /.well-known/agent-card.json, JSON-RPC and REST under /a2a), its reconciler, and
 push webhook delivery, and the web UI at /ui/ (--ui=false turns it off). Clients use it with "sortie --host URL <command>" or the Go
 client's HTTP transport. API tokens come from SORTIE_API_TOKENS (comma-separated)
@@ -191,10 +193,17 @@ func (s *serveFlags) tokenSource() string {
 
 // backend names where runs are kept and attempts run, for the start line.
 func (g *globals) backend() string {
+	cp, launcher := "SQLite state in "+g.stateDir, "local launcher"
 	if g.aws.table != "" {
-		return fmt.Sprintf("DynamoDB table %s, Lambda function %s, keys in %s", g.aws.table, g.aws.function, g.stateDir)
+		cp, launcher = fmt.Sprintf("DynamoDB table %s, keys in %s", g.aws.table, g.stateDir), "Lambda function "+g.aws.function
 	}
-	return "SQLite state in " + g.stateDir + ", local launcher"
+	switch {
+	case g.gcp.job != "":
+		launcher = "Cloud Run Job " + g.gcp.job
+	case g.gcp.service != "":
+		launcher = "Cloud Run service " + g.gcp.service
+	}
+	return cp + ", " + launcher
 }
 
 // agents loads the --agent directories' manifests (the host refuses an

@@ -65,26 +65,23 @@ func ExampleAWSCredentials() {
 
 // A host launching attempts on the Cloud Run Job, sealing each attempt's
 // configuration with the Cloud KMS keyring the job's containers open it
-// with (SORTIE_KMS_KEYS); the names are terraform/gcp's outputs.
-func ExampleOpenKeyring() {
+// with (their SORTIE_KMS_KEYS); the names are terraform/gcp's outputs.
+// Package host does this for sortie serve (--cloudrun-job, --gcp-kms-keys).
+func ExampleOpen() {
 	ctx := context.Background()
-	ring, err := gcphost.OpenKeyring(ctx, [][2]string{
-		{"gcp-1", "projects/my-project/locations/europe-west1/keyRings/sortie-keyring/cryptoKeys/sortie-config"},
-	}, "")
+	g, err := gcphost.Open(ctx, gcphost.Config{
+		Job:     "projects/my-project/locations/europe-west1/jobs/sortie-worker",
+		KMSKeys: [][2]string{{"gcp-1", "projects/my-project/locations/europe-west1/keyRings/sortie-keyring/cryptoKeys/sortie-config"}},
+	})
 	if err != nil {
 		log.Fatal(err)
 	}
-	defer ring.Close()
-	jobs, closeJobs, err := gcphost.OpenJobs(ctx, "projects/my-project/locations/europe-west1/jobs/sortie-worker")
-	if err != nil {
-		log.Fatal(err)
-	}
-	defer closeJobs()
+	defer g.Close()
 	cp, err := sqlite.Open("sortie.db", nil)
 	if err != nil {
 		log.Fatal(err)
 	}
 	defer cp.Close()
-	engine := sortie.NewEngine(cp, jobs, builtin.Agents(), &sortie.EngineOptions{Sealer: ring.Config})
+	engine := sortie.NewEngine(cp, g.Launcher(), builtin.Agents(), &sortie.EngineOptions{Sealer: g.Sealer()})
 	defer engine.Close()
 }

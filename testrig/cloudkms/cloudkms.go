@@ -126,15 +126,24 @@ func crc(b []byte) *wrapperspb.Int64Value {
 
 func versionName(key string, v int) string { return fmt.Sprintf("%s/cryptoKeyVersions/%d", key, v) }
 
+// key returns the versions of key name, or NotFound; s.mu is held.
+func (s *Server) key(name string) ([]*subtle.AESGCM, error) {
+	versions, ok := s.keys[name]
+	if !ok {
+		return nil, status.Errorf(codes.NotFound, "CryptoKey %s not found.", name)
+	}
+	return versions, nil
+}
+
 // Encrypt implements kmspb.KeyManagementServiceServer with the key's
 // primary version; the ciphertext is the version number (4 bytes,
 // big-endian) and the AES-GCM output.
 func (s *Server) Encrypt(_ context.Context, req *kmspb.EncryptRequest) (*kmspb.EncryptResponse, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	versions, ok := s.keys[req.Name]
-	if !ok {
-		return nil, status.Errorf(codes.NotFound, "CryptoKey %s not found.", req.Name)
+	versions, err := s.key(req.Name)
+	if err != nil {
+		return nil, err
 	}
 	v := len(versions)
 	ct, err := versions[v-1].Encrypt(req.Plaintext, req.AdditionalAuthenticatedData)
@@ -158,9 +167,9 @@ func (s *Server) Encrypt(_ context.Context, req *kmspb.EncryptRequest) (*kmspb.E
 func (s *Server) Decrypt(_ context.Context, req *kmspb.DecryptRequest) (*kmspb.DecryptResponse, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	versions, ok := s.keys[req.Name]
-	if !ok {
-		return nil, status.Errorf(codes.NotFound, "CryptoKey %s not found.", req.Name)
+	versions, err := s.key(req.Name)
+	if err != nil {
+		return nil, err
 	}
 	if req.CiphertextCrc32C.GetValue() != crc(req.Ciphertext).Value {
 		return nil, status.Error(codes.InvalidArgument, "The checksum in field ciphertext_crc32c did not match the data in field ciphertext.")
