@@ -14,7 +14,9 @@
 //     so the service's audit log shows what a key was used for and a key
 //     policy can require it. Without the cache, run ID and attempt are in
 //     the context too.
-//   - Data key: Tink's AES-256-GCM (aead/subtle) encrypts the plaintext
+//   - Data key: AES-256-GCM in Tink's format (the standard library's
+//     crypto/cipher with random nonces, which opens what Tink's
+//     aead/subtle sealed and the other way round) encrypts the plaintext
 //     with associated data binding the format, the key ID, the context,
 //     the run ID, the attempt, the invocation version, the purpose and the
 //     agent ([Binding]). Tink's own KMS envelope AEAD is not used: it calls
@@ -47,7 +49,7 @@
 // that carries it; the run and attempt then stay bound by the associated
 // data only. Plaintext data keys live in memory only, are bounded by
 // [CacheOptions.MaxEntries] and are zeroed when dropped (copies handed to
-// Tink are not under our control). [Keeper.Stats] counts the KMS calls.
+// the standard library's AES key schedule are not under our control). [Keeper.Stats] counts the KMS calls.
 //
 // # Inline configuration of runs
 //

@@ -8,13 +8,14 @@ import (
 	"time"
 
 	"github.com/sortie-run/sortie"
-	"github.com/tink-crypto/tink-go/v2/aead/subtle"
+	"github.com/sortie-run/sortie/crypto/internal/aesgcm"
 )
 
-// Sizes of the data-key layer's AES-256-GCM output (Tink, no prefix).
+// Sizes of the data-key layer's AES-256-GCM output (Tink's format, no
+// prefix).
 const (
-	ivBytes  = subtle.AESGCMIVSize
-	tagBytes = subtle.AESGCMTagSize
+	ivBytes  = aesgcm.NonceBytes
+	tagBytes = aesgcm.TagBytes
 )
 
 // Options configures a [Keeper]. A nil *Options means the defaults.
@@ -201,26 +202,23 @@ func (k *Keeper) unwrap(ctx context.Context, e *envelope, kek KEK) ([]byte, int,
 	return key, 1, nil
 }
 
-// encrypt seals plaintext with Tink's AES-256-GCM under key: a random
-// 12-byte IV, then the ciphertext and its 16-byte tag.
+// encrypt seals plaintext with AES-256-GCM under key (package
+// crypto/internal/aesgcm): a random 12-byte IV, then the ciphertext and
+// its 16-byte tag.
 func encrypt(key, plaintext, ad []byte) ([]byte, error) {
-	a, err := subtle.NewAESGCM(key)
+	a, err := aesgcm.New(key)
 	if err != nil {
 		return nil, fmt.Errorf("seal: data-key cipher: %w", err)
 	}
-	ct, err := a.Encrypt(plaintext, ad)
-	if err != nil {
-		return nil, fmt.Errorf("seal: encrypt: %w", err)
-	}
-	return ct, nil
+	return a.Seal(plaintext, ad), nil
 }
 
 func decrypt(key, ct, ad []byte) ([]byte, error) {
-	a, err := subtle.NewAESGCM(key)
+	a, err := aesgcm.New(key)
 	if err != nil {
 		return nil, fmt.Errorf("open envelope: data-key cipher: %w", err)
 	}
-	pt, err := a.Decrypt(ct, ad)
+	pt, err := a.Open(ct, ad)
 	if err != nil {
 		return nil, fmt.Errorf("open envelope: tampered with, or bound to another run, attempt, invocation version or key: %w", ErrAuth)
 	}

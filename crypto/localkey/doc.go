@@ -5,9 +5,9 @@
 // [LoadOrCreate] creates the file with mode 0600 on first use (atomically:
 // concurrent processes all load the one key) and [Load] refuses a key file
 // its group or others can read. Data keys are random and wrapped with
-// Tink's AES-256-GCM, with the encryption context (encoded by
-// [envelope.EncodeContext]) as associated data, so a data key only
-// unwraps under the context it was made with.
+// AES-256-GCM in Tink's format (package crypto/internal/aesgcm), with the
+// encryption context (encoded by [envelope.EncodeContext]) as associated
+// data, so a data key only unwraps under the context it was made with.
 //
 // Use a key-management service ([github.com/sortie-run/sortie/crypto/awskms],
 // [github.com/sortie-run/sortie/crypto/gcpkms]) in production: whoever can

@@ -12,8 +12,8 @@ import (
 	"sync/atomic"
 
 	"github.com/sortie-run/sortie/crypto/envelope"
+	"github.com/sortie-run/sortie/crypto/internal/aesgcm"
 	"github.com/sortie-run/sortie/internal/strictjson"
-	"github.com/tink-crypto/tink-go/v2/aead/subtle"
 )
 
 // FileVersion is the format version of a key file.
@@ -28,12 +28,12 @@ const maxFileBytes = 4 << 10
 // wrapLabel starts the associated data of every wrapped data key.
 const wrapLabel = "sortie.localkey/v1 data key\x00"
 
-// KEK is an [envelope.KEK] held in this process: AES-256-GCM (Tink) under
+// KEK is an [envelope.KEK] held in this process: AES-256-GCM (Tink's format, package crypto/internal/aesgcm) under
 // a key from a file. It is the development default, not a key-management
 // service: whoever reads the file can open every envelope. It is safe for
 // concurrent use.
 type KEK struct {
-	aead     *subtle.AESGCM
+	aead     *aesgcm.AEAD
 	requests atomic.Int64
 }
 
@@ -45,7 +45,7 @@ func New(key []byte) (*KEK, error) {
 	if len(key) != KeyBytes {
 		return nil, fmt.Errorf("localkey: key is %d bytes, want %d", len(key), KeyBytes)
 	}
-	a, err := subtle.NewAESGCM(key)
+	a, err := aesgcm.New(key)
 	if err != nil {
 		return nil, fmt.Errorf("localkey: %w", err)
 	}
@@ -64,19 +64,14 @@ func (k *KEK) GenerateDataKey(_ context.Context, ec map[string]string) (plaintex
 	if _, err := rand.Read(key); err != nil {
 		return nil, nil, fmt.Errorf("localkey: random data key: %w", err)
 	}
-	wrapped, err = k.aead.Encrypt(key, associatedData(ec))
-	if err != nil {
-		clear(key)
-		return nil, nil, fmt.Errorf("localkey: wrap data key: %w", err)
-	}
-	return key, wrapped, nil
+	return key, k.aead.Seal(key, associatedData(ec)), nil
 }
 
 // Decrypt implements [envelope.KEK]. A wrapped key that was tampered with,
 // wrapped by another key or with another context wraps [envelope.ErrAuth].
 func (k *KEK) Decrypt(_ context.Context, wrapped []byte, ec map[string]string) ([]byte, error) {
 	k.requests.Add(1)
-	key, err := k.aead.Decrypt(wrapped, associatedData(ec))
+	key, err := k.aead.Open(wrapped, associatedData(ec))
 	if err != nil {
 		return nil, fmt.Errorf("localkey: unwrap data key: another key or context, or tampered with: %w", envelope.ErrAuth)
 	}
