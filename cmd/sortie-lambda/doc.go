@@ -9,4 +9,8 @@
 // Build it as the function's bootstrap, for arm64 or amd64:
 //
 //	GOOS=linux GOARCH=arm64 go build -tags lambda.norpc -ldflags='-s -w' -trimpath -o bootstrap ./cmd/sortie-lambda
+//
+// That binary stays at most 12 MiB (TestBootstrapSize builds it and fails
+// over the limit): it links no SQLite, HTTP server, gRPC or protobuf
+// runtime, and the textstats document is embedded gzip-compressed.
 package main

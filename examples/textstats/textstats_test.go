@@ -56,7 +56,7 @@ func TestAnalyseStopsOnCancel(t *testing.T) {
 }
 
 func TestLoadRefusesUnknownDocumentsAndPaths(t *testing.T) {
-	for _, in := range []Input{{Document: "../../etc/passwd"}, {Document: "texts/opticks.txt"}, {Document: "opticks", Text: "x"}} {
+	for _, in := range []Input{{Document: "../../etc/passwd"}, {Document: "texts/opticks.txt.gz"}, {Document: "opticks", Text: "x"}} {
 		if _, _, err := load(in); !errors.Is(err, sortie.ErrInvalidArgument) {
 			t.Errorf("load(%+v) = %v, want ErrInvalidArgument", in, err)
 		}
