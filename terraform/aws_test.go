@@ -1,6 +1,7 @@
 package terraform
 
 import (
+	"maps"
 	"reflect"
 	"slices"
 	"sort"
@@ -120,6 +121,41 @@ func (m *module) policy(t *testing.T, name string) map[string]grant {
 	return out
 }
 
+// checkPolicy compares data.aws_iam_policy_document.NAME with want and
+// refuses wildcard actions and resources not of this module.
+func checkPolicy(t *testing.T, m *module, name string, want map[string]grant) {
+	t.Helper()
+	got := m.policy(t, name)
+	if d := cmp.Diff(want, got); d != "" {
+		t.Errorf("data.aws_iam_policy_document.%s differs from what the code calls (-want +module):\n%s", name, d)
+	}
+	for sid, g := range got {
+		for _, a := range g.Actions {
+			if strings.Contains(a, "*") {
+				t.Errorf("policy %s statement %s: wildcard action %q", name, sid, a)
+			}
+		}
+		for _, r := range g.Resources {
+			if r == "*" || strings.HasPrefix(r, "arn:") {
+				t.Errorf("policy %s statement %s: resource %q, want a reference to this module's resources", name, sid, r)
+			}
+		}
+	}
+}
+
+// checkAttached checks aws_iam_role_policy.NAME attaches the document
+// NAME to role.
+func checkAttached(t *testing.T, m *module, name, role string) {
+	t.Helper()
+	attach := m.block(t, "resource", "aws_iam_role_policy", name)
+	if got := m.str(attach, "role"); got != role {
+		t.Errorf("aws_iam_role_policy.%s.role = %s, want %s", name, got, role)
+	}
+	if got, want := m.str(attach, "policy"), "data.aws_iam_policy_document."+name+".json"; got != want {
+		t.Errorf("aws_iam_role_policy.%s.policy = %s, want %s", name, got, want)
+	}
+}
+
 func TestAWSPoliciesAllowWhatTheCodeCalls(t *testing.T) {
 	m := parseModule(t, "aws")
 	// Every method of the interfaces the code calls through is an action
@@ -174,34 +210,24 @@ func TestAWSPoliciesAllowWhatTheCodeCalls(t *testing.T) {
 		},
 	}
 	for role, w := range want {
-		got := m.policy(t, role)
-		if d := cmp.Diff(w, got); d != "" {
-			t.Errorf("data.aws_iam_policy_document.%s differs from what the %s function calls (-want +module):\n%s", role, role, d)
-		}
-		for sid, g := range got {
-			for _, a := range g.Actions {
-				if strings.Contains(a, "*") {
-					t.Errorf("policy %s statement %s: wildcard action %q", role, sid, a)
-				}
-			}
-			for _, r := range g.Resources {
-				if r == "*" || strings.HasPrefix(r, "arn:") {
-					t.Errorf("policy %s statement %s: resource %q, want a reference to this module's resources", role, sid, r)
-				}
-			}
-		}
-		attach := m.block(t, "resource", "aws_iam_role_policy", role)
-		if got, want := m.str(attach, "role"), "aws_iam_role."+role+".id"; got != want {
-			t.Errorf("aws_iam_role_policy.%s.role = %s, want %s", role, got, want)
-		}
-		if got, want := m.str(attach, "policy"), "data.aws_iam_policy_document."+role+".json"; got != want {
-			t.Errorf("aws_iam_role_policy.%s.policy = %s, want %s", role, got, want)
-		}
+		checkPolicy(t, m, role, w)
+		checkAttached(t, m, role, "aws_iam_role."+role+".id")
 		fn := m.block(t, "resource", "aws_lambda_function", role)
 		if got, want := m.str(fn, "role"), "aws_iam_role."+role+".arn"; got != want {
 			t.Errorf("aws_lambda_function.%s.role = %s, want %s", role, got, want)
 		}
 	}
+	// A sortie serve host off Lambda makes the engine's calls: the
+	// trigger function's but for its SQS queue and logs.
+	host := maps.Clone(want["trigger"])
+	delete(host, "PollTriggerQueue")
+	delete(host, "Logs")
+	checkPolicy(t, m, "host", host)
+	checkAttached(t, m, "host", "aws_iam_role.host[each.key].id")
+	// The Cloud Run worker reports to the table, and opens configuration
+	// with Cloud KMS, not AWS KMS.
+	checkPolicy(t, m, "cloudrun_worker", map[string]grant{"ControlPlaneItems": itemGrant})
+	checkAttached(t, m, "cloudrun_worker", "aws_iam_role.cloudrun_worker[0].id")
 	if got := m.ofType("resource", "aws_iam_role_policy_attachment"); len(got) != 0 {
 		t.Errorf("managed policy attachments %v: every grant must be in the checked documents", got)
 	}

@@ -13,6 +13,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/hashicorp/hcl/v2/hclsyntax"
 
+	"github.com/sortie-run/sortie/crypto/gcpkms"
 	fncloudrun "github.com/sortie-run/sortie/functions/cloudrun"
 )
 
@@ -55,9 +56,13 @@ func TestGCPContainerEnvironment(t *testing.T) {
 		mode     string
 		required []string
 	}{
-		{"google_cloud_run_v2_job.worker", jobTask, fncloudrun.ModeJob, []string{fncloudrun.EnvMode, fncloudrun.EnvDynamoTable}},
-		{"google_cloud_run_v2_service.worker", svc, fncloudrun.ModeService, []string{fncloudrun.EnvMode, fncloudrun.EnvDynamoTable, fncloudrun.EnvAudience}},
+		{"google_cloud_run_v2_job.worker", jobTask, fncloudrun.ModeJob, nil},
+		{"google_cloud_run_v2_service.worker", svc, fncloudrun.ModeService, []string{fncloudrun.EnvAudience}},
 	}
+	// Every container opens inline configuration with the key, and may
+	// reach the table by federation or, as a fallback, a stored key.
+	always := []string{fncloudrun.EnvMode, fncloudrun.EnvKMSKeys, fncloudrun.EnvConfigEnv, fncloudrun.EnvDynamoTable,
+		fncloudrun.EnvAWSRoleARN, fncloudrun.EnvAWSTokenAudience, "AWS_REGION", "AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY"}
 	for _, c := range cases {
 		env := m.containerEnv(t, child(t, c.body, "containers"))
 		for k := range env {
@@ -70,7 +75,7 @@ func TestGCPContainerEnvironment(t *testing.T) {
 				t.Errorf("%s sets %s, which Cloud Run or the launcher sets", c.name, k)
 			}
 		}
-		for _, k := range append(c.required, "AWS_REGION", "AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY") {
+		for _, k := range append(c.required, always...) {
 			if env[k] == "" {
 				t.Errorf("%s does not set %s", c.name, k)
 			}
@@ -79,11 +84,27 @@ func TestGCPContainerEnvironment(t *testing.T) {
 			t.Errorf("%s: %s = %q, want %q", c.name, fncloudrun.EnvMode, env[fncloudrun.EnvMode], c.mode)
 		}
 		if _, ok := env[fncloudrun.EnvSQLitePath]; ok {
-			t.Errorf("%s sets %s next to %s; exactly one control plane", c.name, fncloudrun.EnvSQLitePath, fncloudrun.EnvDynamoTable)
+			t.Errorf("%s sets %s next to %s; at most one control plane", c.name, fncloudrun.EnvSQLitePath, fncloudrun.EnvDynamoTable)
+		}
+		if got := env[fncloudrun.EnvKMSKeys]; got != "local.kms_keys" {
+			t.Errorf("%s: %s = %s, want local.kms_keys", c.name, fncloudrun.EnvKMSKeys, got)
 		}
 		if got := m.str(c.body, "service_account"); got != "google_service_account.worker.email" {
 			t.Errorf("%s runs as %s, want google_service_account.worker.email", c.name, got)
 		}
+	}
+	if got := m.text(m.local("kms_keys")); got != "${var.kms_key_label}=${google_kms_crypto_key.config.id}" {
+		t.Errorf("local.kms_keys = %s, want LABEL=the key's name", got)
+	}
+	// No control plane and no stored key unless asked for: by default the
+	// workers report over callbacks.
+	for _, v := range []string{"dynamodb_table", "aws_role_arn", "aws_access_key_id_secret", "aws_secret_access_key_secret"} {
+		if got := m.str(m.variable(t, v), "default"); got != "null" {
+			t.Errorf("variable %s default = %s, want null", v, got)
+		}
+	}
+	if got := m.str(m.variable(t, "aws_token_audience"), "default"); got != fncloudrun.DefaultAWSTokenAudience {
+		t.Errorf("variable aws_token_audience default = %q, want the container's %q", got, fncloudrun.DefaultAWSTokenAudience)
 	}
 	if got := m.str(jobTask, "max_retries"); got != "0" {
 		t.Errorf("google_cloud_run_v2_job.worker max_retries = %s, want 0 (Sortie owns retries)", got)
@@ -176,5 +197,61 @@ func TestGCPLauncherRoleAllowsWhatTheLauncherCalls(t *testing.T) {
 	key := m.block(t, "resource", "google_kms_crypto_key", "config")
 	if got := m.str(key, "rotation_period"); got != "var.key_rotation_period" {
 		t.Errorf("google_kms_crypto_key.config rotation_period = %s, want var.key_rotation_period", got)
+	}
+}
+
+// kmsPermissions maps each Cloud KMS method crypto/gcpkms calls (its API
+// interface) to the IAM permission it needs.
+var kmsPermissions = map[string]string{
+	"Encrypt": "cloudkms.cryptoKeyVersions.useToEncrypt",
+	"Decrypt": "cloudkms.cryptoKeyVersions.useToDecrypt",
+}
+
+// kmsRoles are the key-level predefined roles' use permissions.
+var kmsRoles = map[string][]string{
+	"roles/cloudkms.cryptoKeyEncrypterDecrypter": {"cloudkms.cryptoKeyVersions.useToDecrypt", "cloudkms.cryptoKeyVersions.useToEncrypt"},
+	"roles/cloudkms.cryptoKeyDecrypter":          {"cloudkms.cryptoKeyVersions.useToDecrypt"},
+	"roles/cloudkms.cryptoKeyEncrypter":          {"cloudkms.cryptoKeyVersions.useToEncrypt"},
+}
+
+// The host (the launcher service account) may call every Cloud KMS method
+// gcpkms.API has, on the module's key only: it seals (Encrypt) and
+// re-seals the copy at rest (Decrypt). The worker only opens: Decrypt.
+// Cloud KMS IAM has no condition on the AAD, so neither grant is split by
+// purpose (see gcp/kms.tf).
+func TestGCPKeyGrants(t *testing.T) {
+	m := parseModule(t, "gcp")
+	var all []string
+	for _, a := range apiActions[gcpkms.API]("", nil) {
+		p, ok := kmsPermissions[strings.TrimPrefix(a, ":")]
+		if !ok {
+			t.Fatalf("gcpkms.API has method %s; add its permission to kmsPermissions and grant it in gcp/kms.tf", a)
+		}
+		all = append(all, p)
+	}
+	sort.Strings(all)
+	want := map[string][]string{"launcher": all, "worker": {kmsPermissions["Decrypt"]}}
+	names := m.ofType("resource", "google_kms_crypto_key_iam_member")
+	slices.Sort(names)
+	if d := cmp.Diff([]string{"launcher", "worker"}, names); d != "" {
+		t.Fatalf("google_kms_crypto_key_iam_member grants (-want +module):\n%s", d)
+	}
+	for who, perms := range want {
+		b := m.block(t, "resource", "google_kms_crypto_key_iam_member", who)
+		if d := cmp.Diff(perms, kmsRoles[m.str(b, "role")]); d != "" {
+			t.Errorf("google_kms_crypto_key_iam_member.%s role %s grants (-what the code calls +role):\n%s", who, m.str(b, "role"), d)
+		}
+		if got := m.str(b, "member"); got != "google_service_account."+who+".member" {
+			t.Errorf("google_kms_crypto_key_iam_member.%s member = %s, want the %s service account", who, got, who)
+		}
+		if got := m.str(b, "crypto_key_id"); got != "google_kms_crypto_key.config.id" {
+			t.Errorf("google_kms_crypto_key_iam_member.%s key = %s, want the module's key", who, got)
+		}
+	}
+	gke := m.block(t, "resource", "google_service_account_iam_member", "host_gke")
+	got := []string{m.str(gke, "service_account_id"), m.str(gke, "role"), m.str(gke, "member")}
+	wantGKE := []string{"google_service_account.launcher.name", "roles/iam.workloadIdentityUser", "serviceAccount:${var.project}.svc.id.goog[${each.value}]"}
+	if d := cmp.Diff(wantGKE, got); d != "" {
+		t.Errorf("google_service_account_iam_member.host_gke (service account, role, member) (-want +module):\n%s", d)
 	}
 }

@@ -54,6 +54,18 @@ func (m *module) block(t *testing.T, kind, typ, name string) *hclsyntax.Body {
 	return nil
 }
 
+// variable returns the body of variable name.
+func (m *module) variable(t *testing.T, name string) *hclsyntax.Body {
+	t.Helper()
+	for _, b := range m.blocks {
+		if b.Type == "variable" && len(b.Labels) == 1 && b.Labels[0] == name {
+			return b.Body
+		}
+	}
+	t.Fatalf("variable %q not found", name)
+	return nil
+}
+
 // ofType returns the names of the top-level kind blocks of type typ.
 func (m *module) ofType(kind, typ string) []string {
 	var names []string
@@ -144,8 +156,9 @@ func child(t *testing.T, body *hclsyntax.Body, typ string) *hclsyntax.Body {
 	return c[0]
 }
 
-// envMap resolves a map expression built of object constructors, merge()
-// and local references into name → literal value (or source text).
+// envMap resolves a map expression built of object constructors, merge(),
+// filtered copies and local references into name → literal value (or
+// source text).
 func (m *module) envMap(t *testing.T, e hclsyntax.Expression, into map[string]string) {
 	t.Helper()
 	switch x := e.(type) {
@@ -172,6 +185,10 @@ func (m *module) envMap(t *testing.T, e hclsyntax.Expression, into map[string]st
 		for _, a := range x.Args {
 			m.envMap(t, a, into)
 		}
+	case *hclsyntax.ForExpr:
+		// A filtered copy ({for k, v in {...} : k => v if COND}): what it
+		// may set is what it copies.
+		m.envMap(t, x.CollExpr, into)
 	case *hclsyntax.ScopeTraversalExpr:
 		if x.Traversal.RootName() != "local" || len(x.Traversal) != 2 {
 			t.Fatalf("environment refers to %s, want local.NAME", m.text(x))

@@ -77,3 +77,18 @@ output "trigger_s3_buckets" {
   description = "Names of the buckets whose notifications invoke the trigger function."
   value       = keys(aws_s3_bucket_notification.trigger)
 }
+
+output "host_role_arns" {
+  description = "ARNs of the `sortie serve` host roles, by kind (ecs, ec2), those host_roles names."
+  value       = { for k, r in aws_iam_role.host : k => r.arn }
+}
+
+output "host_instance_profile" {
+  description = "Name of the EC2 instance profile of the host role, or null without \"ec2\" in host_roles."
+  value       = one(aws_iam_instance_profile.host[*].name)
+}
+
+output "cloudrun_worker_role_arn" {
+  description = "ARN of the role the Cloud Run worker assumes with its Google ID token (SORTIE_AWS_ROLE_ARN; terraform/gcp's aws_role_arn), or null without gcp_worker_service_account_id."
+  value       = one(aws_iam_role.cloudrun_worker[*].arn)
+}

@@ -148,3 +148,29 @@ variable "tags" {
   description = "Tags of every resource."
   default     = {}
 }
+
+variable "host_roles" {
+  type        = set(string)
+  description = "Roles to create for `sortie serve` hosts off Lambda, with the host's least-privilege policy: \"ecs\" (an ECS task role, output host_role_arns.ecs) and \"ec2\" (a role with the instance profile of output host_instance_profile). Empty (the default) creates none."
+  default     = []
+  validation {
+    condition     = alltrue([for r in var.host_roles : contains(["ecs", "ec2"], r)])
+    error_message = "host_roles: each entry must be \"ecs\" or \"ec2\"."
+  }
+}
+
+variable "gcp_worker_service_account_id" {
+  type        = string
+  description = "Unique ID (numeric, 21 digits) of the Cloud Run worker's service account (terraform/gcp's worker_service_account_unique_id): creates a role that account assumes with its Google ID tokens (workload identity federation, no stored key), output cloudrun_worker_role_arn. Null (the default) creates none."
+  default     = null
+  validation {
+    condition     = var.gcp_worker_service_account_id == null ? true : can(regex("^[0-9]{10,30}$", var.gcp_worker_service_account_id))
+    error_message = "gcp_worker_service_account_id must be the service account's numeric unique ID, not its email."
+  }
+}
+
+variable "gcp_token_audience" {
+  type        = string
+  description = "Audience of the Google ID tokens the Cloud Run worker presents (its SORTIE_AWS_TOKEN_AUDIENCE; the trust policy's accounts.google.com:oaud)."
+  default     = "sts.amazonaws.com"
+}

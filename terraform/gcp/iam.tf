@@ -1,6 +1,11 @@
 # Identities: the worker (the job's and the service's containers) and the
-# launcher (a host running launchers/cloudrun: RunJob with overrides,
-# GetExecution, CancelExecution, and POSTs to the service).
+# launcher, the host's identity (sortie serve or any host running
+# launchers/cloudrun: RunJob with overrides, GetExecution,
+# CancelExecution, POSTs to the service, and Cloud KMS Encrypt and Decrypt
+# on the key, see kms.tf). A host on a VM runs as it by attaching it to the
+# instance (service_account { email = launcher_service_account, scopes =
+# ["cloud-platform"] }); a host on GKE through Workload Identity
+# (host_gke_service_accounts).
 resource "google_service_account" "worker" {
   project      = var.project
   account_id   = "${var.name}-worker"
@@ -15,7 +20,8 @@ resource "google_service_account" "launcher" {
   depends_on   = [google_project_service.apis]
 }
 
-# The worker reads the two AWS credential secrets, nothing else.
+# With the fallback key (aws_*_secret), the worker reads those two
+# secrets, nothing else.
 resource "google_secret_manager_secret_iam_member" "worker" {
   for_each  = local.aws_secrets
   project   = var.project
@@ -58,4 +64,13 @@ resource "google_cloud_run_v2_service_iam_member" "launcher" {
   name     = google_cloud_run_v2_service.worker.name
   role     = "roles/run.invoker"
   member   = each.value
+}
+
+# GKE Workload Identity: pods of these Kubernetes service accounts run as
+# the launcher service account.
+resource "google_service_account_iam_member" "host_gke" {
+  for_each           = toset(var.host_gke_service_accounts)
+  service_account_id = google_service_account.launcher.name
+  role               = "roles/iam.workloadIdentityUser"
+  member             = "serviceAccount:${var.project}.svc.id.goog[${each.value}]"
 }

@@ -13,14 +13,24 @@ output "worker_service_account" {
   value       = google_service_account.worker.email
 }
 
+output "worker_service_account_unique_id" {
+  description = "Unique ID of the worker's service account: terraform/aws's gcp_worker_service_account_id (the federated role trusts it)."
+  value       = google_service_account.worker.unique_id
+}
+
 output "launcher_service_account" {
-  description = "Email of the launcher's service account (run hosts and reconcilers as it)."
+  description = "Email of the launcher's service account: the host's identity (sortie serve on a VM or GKE, reconcilers)."
   value       = google_service_account.launcher.email
 }
 
 output "kms_key" {
   description = "Resource name of the inline configuration key (crypto/gcpkms)."
   value       = google_kms_crypto_key.config.id
+}
+
+output "kms_keys" {
+  description = "Keyring value of hosts that seal inline configuration for these workers (sortie serve --gcp-kms-keys; the workers' SORTIE_KMS_KEYS: LABEL=KEY_NAME)."
+  value       = local.kms_keys
 }
 
 output "eventarc_trigger" {

@@ -1,7 +1,11 @@
 # cmd/sortie-cloudrun as a Cloud Run job (one execution per attempt, the
 # invocation in SORTIE_INVOCATION through RunJob overrides) and as a
-# service (POST /invocations with a Google ID token). Both report to the
-# DynamoDB control plane with AWS credentials from Secret Manager.
+# service (POST /invocations with a Google ID token). Both open inline
+# configuration with the Cloud KMS key (SORTIE_KMS_KEYS) and report where
+# each invocation says: over the launching host's signed callbacks (no
+# control plane here, no AWS access), or to the DynamoDB control plane
+# with dynamodb_table, as the role of aws_role_arn (workload identity
+# federation) or, as a fallback, with a key from Secret Manager.
 data "google_project" "this" {
   project_id = var.project
 }
@@ -12,11 +16,22 @@ locals {
   service_name = "${var.name}-worker"
   service_url  = "https://${local.service_name}-${data.google_project.this.number}.${var.region}.run.app"
 
-  control_plane_env = {
-    SORTIE_DYNAMODB_TABLE = var.dynamodb_table
-    AWS_REGION            = var.aws_region
-    SORTIE_LOG_LEVEL      = var.log_level
-  }
+  kms_keys = "${var.kms_key_label}=${google_kms_crypto_key.config.id}"
+  worker_env = merge(
+    {
+      SORTIE_LOG_LEVEL  = var.log_level
+      SORTIE_KMS_KEYS   = local.kms_keys
+      SORTIE_CONFIG_ENV = join(",", var.config_env)
+    },
+    { for k, v in {
+      SORTIE_DYNAMODB_TABLE = var.dynamodb_table
+      AWS_REGION            = var.aws_region
+    } : k => v if var.dynamodb_table != null },
+    { for k, v in {
+      SORTIE_AWS_ROLE_ARN       = var.aws_role_arn
+      SORTIE_AWS_TOKEN_AUDIENCE = var.aws_token_audience
+    } : k => v if var.aws_role_arn != null },
+  )
   # With an Eventarc trigger the service routes CloudEvents on /events by
   # the rules file in the image and launches runs on the worker Job; an
   # empty SORTIE_TRIGGER_RULES leaves that off.
@@ -24,10 +39,11 @@ locals {
     SORTIE_TRIGGER_RULES = var.eventarc == null ? "" : var.eventarc.rules_path
     SORTIE_CLOUDRUN_JOB  = google_cloud_run_v2_job.worker.id
   }
-  aws_secrets = {
+  # The fallback: a static key of an IAM user, read from Secret Manager.
+  aws_secrets = { for k, v in {
     AWS_ACCESS_KEY_ID     = var.aws_access_key_id_secret
     AWS_SECRET_ACCESS_KEY = var.aws_secret_access_key_secret
-  }
+  } : k => v if var.aws_access_key_id_secret != null }
 }
 
 resource "google_cloud_run_v2_job" "worker" {
@@ -58,7 +74,7 @@ resource "google_cloud_run_v2_job" "worker" {
           value = "job"
         }
         dynamic "env" {
-          for_each = local.control_plane_env
+          for_each = local.worker_env
           content {
             name  = env.key
             value = env.value
@@ -80,7 +96,18 @@ resource "google_cloud_run_v2_job" "worker" {
     }
   }
 
-  depends_on = [google_project_service.apis, google_secret_manager_secret_iam_member.worker]
+  lifecycle {
+    precondition {
+      condition     = (var.aws_access_key_id_secret == null) == (var.aws_secret_access_key_secret == null)
+      error_message = "aws_access_key_id_secret and aws_secret_access_key_secret go together."
+    }
+    precondition {
+      condition     = var.dynamodb_table == null ? (var.aws_role_arn == null && var.aws_access_key_id_secret == null) : (var.aws_region != null && ((var.aws_role_arn == null) != (var.aws_access_key_id_secret == null)))
+      error_message = "With dynamodb_table, set aws_region and exactly one of aws_role_arn (workload identity federation) and the aws_*_secret pair (a stored key); without it, none of them (attempts report over the host's callbacks)."
+    }
+  }
+
+  depends_on = [google_project_service.apis, google_secret_manager_secret_iam_member.worker, google_kms_crypto_key_iam_member.worker]
 }
 
 resource "google_cloud_run_v2_service" "worker" {
@@ -125,7 +152,7 @@ resource "google_cloud_run_v2_service" "worker" {
         }
       }
       dynamic "env" {
-        for_each = local.control_plane_env
+        for_each = local.worker_env
         content {
           name  = env.key
           value = env.value
@@ -146,5 +173,5 @@ resource "google_cloud_run_v2_service" "worker" {
     }
   }
 
-  depends_on = [google_project_service.apis, google_secret_manager_secret_iam_member.worker]
+  depends_on = [google_project_service.apis, google_secret_manager_secret_iam_member.worker, google_kms_crypto_key_iam_member.worker]
 }

@@ -25,22 +25,60 @@ variable "image" {
 
 variable "dynamodb_table" {
   type        = string
-  description = "The DynamoDB control plane table (output table_name of terraform/aws): SORTIE_DYNAMODB_TABLE."
+  description = "The DynamoDB control plane table (output table_name of terraform/aws): SORTIE_DYNAMODB_TABLE, reached with aws_role_arn (or, as a fallback, the key of the two aws_*_secret variables). Null (the default): the containers have no control plane and no AWS access; attempts report over the launching host's signed callbacks (sortie serve --worker-callbacks)."
+  default     = null
 }
 
 variable "aws_region" {
   type        = string
-  description = "AWS region of the DynamoDB table (AWS_REGION)."
+  description = "AWS region of the DynamoDB table (AWS_REGION). Required with dynamodb_table."
+  default     = null
+}
+
+variable "aws_role_arn" {
+  type        = string
+  description = "IAM role the containers reach the table as, assumed with their service account's Google ID token (terraform/aws's cloudrun_worker_role_arn; SORTIE_AWS_ROLE_ARN): workload identity federation, no stored key. Null (the default): none."
+  default     = null
+}
+
+variable "aws_token_audience" {
+  type        = string
+  description = "Audience of the ID tokens exchanged for AWS credentials (SORTIE_AWS_TOKEN_AUDIENCE); terraform/aws's gcp_token_audience."
+  default     = "sts.amazonaws.com"
 }
 
 variable "aws_access_key_id_secret" {
   type        = string
-  description = "Secret Manager secret ID holding the AWS access key ID of an IAM user limited to the table (see README: credentials)."
+  description = "Fallback to aws_role_arn, off by default: a Secret Manager secret ID holding the access key ID of an IAM user limited to the table's items (see README: credentials). Set with aws_secret_access_key_secret."
+  default     = null
 }
 
 variable "aws_secret_access_key_secret" {
   type        = string
-  description = "Secret Manager secret ID holding that IAM user's secret access key."
+  description = "Fallback to aws_role_arn: the Secret Manager secret ID holding that IAM user's secret access key."
+  default     = null
+}
+
+variable "kms_key_label" {
+  type        = string
+  description = "Key ID of the Cloud KMS key in the keyring (SORTIE_KMS_KEYS is LABEL=KEY_NAME); stored in every envelope, so keep it when rotating to a new key."
+  default     = "gcp-1"
+}
+
+variable "config_env" {
+  type        = list(string)
+  description = "Environment variable names inline configuration may set for an agent (SORTIE_CONFIG_ENV). Empty refuses every configuration."
+  default     = []
+}
+
+variable "host_gke_service_accounts" {
+  type        = list(string)
+  description = "Kubernetes service accounts, as NAMESPACE/NAME, whose pods run `sortie serve` as the launcher service account (GKE Workload Identity: roles/iam.workloadIdentityUser on it). Empty (the default) binds none."
+  default     = []
+  validation {
+    condition     = alltrue([for a in var.host_gke_service_accounts : can(regex("^[a-z0-9-]+/[a-z0-9-]+$", a))])
+    error_message = "host_gke_service_accounts: each entry must be NAMESPACE/NAME."
+  }
 }
 
 variable "job_timeout_s" {

@@ -15,6 +15,18 @@ variable "region" {
   default     = "eu-west-1"
 }
 
+variable "gcp_worker_service_account_id" {
+  type        = string
+  description = "Unique ID of the Cloud Run worker's service account (terraform/gcp/examples/basic's worker_service_account_unique_id), for workers on Cloud Run that report to this table; null for none."
+  default     = null
+}
+
+variable "host_roles" {
+  type        = set(string)
+  description = "Roles for sortie serve hosts off Lambda: \"ecs\", \"ec2\"."
+  default     = []
+}
+
 provider "aws" {
   region = var.region
 }
@@ -29,6 +41,9 @@ module "sortie" {
   deletion_protection   = false
   log_retention_days    = 14
   tags                  = { project = "sortie-example" }
+
+  gcp_worker_service_account_id = var.gcp_worker_service_account_id
+  host_roles                    = var.host_roles
 }
 
 output "sortie" {

@@ -1,5 +1,9 @@
-# Sortie's worker on Cloud Run, reporting to the DynamoDB control plane of
-# terraform/aws: see README.md in this directory.
+# Sortie's worker on Cloud Run. By default the containers have no control
+# plane and no AWS access: a `sortie serve` host launches attempts on the
+# job and the workers report over its signed callbacks. With
+# dynamodb_table and aws_role_arn they report to the DynamoDB control
+# plane of terraform/aws instead, with no stored key. See README.md in this
+# directory.
 terraform {
   required_version = ">= 1.6.0"
   required_providers {
@@ -28,13 +32,26 @@ variable "image" {
 
 variable "dynamodb_table" {
   type        = string
-  description = "table_name output of the AWS deployment."
+  description = "table_name output of the AWS deployment, for workers that report to DynamoDB; null (the default) for callbacks only."
+  default     = null
+}
+
+variable "aws_role_arn" {
+  type        = string
+  description = "cloudrun_worker_role_arn output of the AWS deployment (with dynamodb_table)."
+  default     = null
 }
 
 variable "aws_region" {
   type        = string
-  description = "AWS region of the table."
-  default     = "eu-west-1"
+  description = "AWS region of the table (with dynamodb_table)."
+  default     = null
+}
+
+variable "host_gke_service_accounts" {
+  type        = list(string)
+  description = "NAMESPACE/NAME of the Kubernetes service account a GKE host runs as; empty for a host on a VM."
+  default     = []
 }
 
 provider "google" {
@@ -45,17 +62,18 @@ provider "google" {
 module "sortie" {
   source = "../.."
 
-  project                      = var.project
-  region                       = var.region
-  name                         = "sortie-example"
-  image                        = var.image
-  dynamodb_table               = var.dynamodb_table
-  aws_region                   = var.aws_region
-  aws_access_key_id_secret     = "sortie-aws-access-key-id"
-  aws_secret_access_key_secret = "sortie-aws-secret-access-key"
+  project                   = var.project
+  region                    = var.region
+  name                      = "sortie-example"
+  image                     = var.image
+  config_env                = ["API_TOKEN"]
+  dynamodb_table            = var.dynamodb_table
+  aws_role_arn              = var.aws_role_arn
+  aws_region                = var.aws_region
+  host_gke_service_accounts = var.host_gke_service_accounts
 }
 
 output "sortie" {
-  description = "Job, service URL, service accounts and key."
+  description = "Job, service URL, service accounts, key and keyring value."
   value       = module.sortie
 }
