@@ -127,8 +127,21 @@ func (c *Client) drain(ctx context.Context, id RunID, after *Cursor, yield func(
 	return len(evs) == followPage, true
 }
 
+// Waiter is an optional [ExecutionEngine] capability: a wait for a run to
+// become terminal or interrupted that the engine wakes (a remote host
+// answers a long poll when the run settles), used by [Client.Wait]
+// instead of reading and polling.
+type Waiter interface {
+	Wait(ctx context.Context, id RunID) (*Run, error)
+}
+
 // Wait blocks until the run is terminal or interrupted and returns it.
+// When the engine is a [Waiter] (a remote host), Wait is its wait; an
+// engine that notifies changes ([Watcher]) wakes it at each change.
 func (c *Client) Wait(ctx context.Context, id RunID) (*Run, error) {
+	if w, ok := c.engine.(Waiter); ok {
+		return w.Wait(ctx, id)
+	}
 	wake, stop := c.watch(id)
 	defer stop()
 	for {

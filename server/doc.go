@@ -8,7 +8,7 @@
 //
 //	POST   /v1/runs                               submit; Idempotency-Key header; 201 new, 200 existing
 //	GET    /v1/runs?agent=&state=&context_id=&page_size=&page_token=
-//	GET    /v1/runs/{id}
+//	GET    /v1/runs/{id}                          ?wait_ms=: a long poll, answered when the run settles
 //	GET    /v1/runs/{id}/events                   SSE (Accept: text/event-stream; Last-Event-ID)
 //	                                              or JSON [wire.EventsPage] (?after=ATTEMPT.SEQ&limit=&wait_ms=)
 //	POST   /v1/runs/{id}/cancel                   {"reason"}

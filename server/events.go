@@ -42,14 +42,21 @@ func (s *Server) parseEventsQuery(r *http.Request) (eventsQuery, error) {
 			return q, sortie.Invalidf("limit", "%q outside 1..1000", v)
 		}
 	}
-	if v := r.URL.Query().Get("wait_ms"); v != "" {
-		ms, err := strconv.ParseInt(v, 10, 64)
-		if err != nil || ms < 0 || ms > s.opts.MaxWait.Milliseconds() {
-			return q, sortie.Invalidf("wait_ms", "%q outside 0..%d", v, s.opts.MaxWait.Milliseconds())
-		}
-		q.wait = time.Duration(ms) * time.Millisecond
+	q.wait, err = s.parseWait(r)
+	return q, err
+}
+
+// parseWait reads ?wait_ms= (0..MaxWait, default 0) of a long poll.
+func (s *Server) parseWait(r *http.Request) (time.Duration, error) {
+	v := r.URL.Query().Get("wait_ms")
+	if v == "" {
+		return 0, nil
 	}
-	return q, nil
+	ms, err := strconv.ParseInt(v, 10, 64)
+	if err != nil || ms < 0 || ms > s.opts.MaxWait.Milliseconds() {
+		return 0, sortie.Invalidf("wait_ms", "%q outside 0..%d", v, s.opts.MaxWait.Milliseconds())
+	}
+	return time.Duration(ms) * time.Millisecond, nil
 }
 
 // events: GET /v1/runs/{id}/events, as Server-Sent Events when the client

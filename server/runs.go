@@ -1,10 +1,12 @@
 package server
 
 import (
+	"context"
 	"net/http"
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/sortie-run/sortie"
 	"github.com/sortie-run/sortie/wire"
@@ -69,16 +71,62 @@ func checkQuery(r *http.Request, allowed ...string) error {
 	return nil
 }
 
+// get: GET /v1/runs/{id}[?wait_ms=N]. With wait_ms it is a long poll:
+// it answers once the run is terminal or interrupted, or with the run as
+// it is after wait_ms (or when the server drains).
 func (s *Server) get(w http.ResponseWriter, r *http.Request) {
 	id, err := runID(r)
+	var wait time.Duration
 	if err == nil {
-		var run *sortie.Run
-		if run, err = s.eng.Get(r.Context(), id); err == nil {
-			writeJSON(w, http.StatusOK, public(run))
-			return
+		wait, err = s.parseWait(r)
+	}
+	var run *sortie.Run
+	if err == nil {
+		run, err = s.eng.Get(r.Context(), id)
+	}
+	if err == nil && wait > 0 && !settled(run) {
+		run, err = s.waitSettled(r.Context(), run, wait)
+	}
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, public(run))
+}
+
+// settled reports whether the run is terminal or waits for input.
+func settled(r *sortie.Run) bool { return r.State.Terminal() || r.State.Interrupted() }
+
+// waitSettled waits up to wait for run to settle, woken by the run's
+// shared feed (one reader of the control plane per run however many wait
+// or follow it), and returns it as last seen. The feed starts after the
+// current attempt's events (a waiter needs the run, not its events).
+func (s *Server) waitSettled(ctx context.Context, run *sortie.Run, wait time.Duration) (*sortie.Run, error) {
+	f := s.hub.acquire(run.ID, sortie.Cursor{Attempt: run.Attempt + 1})
+	defer s.hub.release(f)
+	timer := time.NewTimer(wait)
+	defer timer.Stop()
+	for {
+		st := f.state()
+		switch {
+		case st.err != nil:
+			return nil, st.err
+		case st.run != nil && st.run.Version >= run.Version:
+			run = st.run
+		}
+		if settled(run) {
+			return run, nil
+		}
+		select {
+		case <-st.changed:
+		case <-timer.C:
+			return run, nil
+		case <-s.draining:
+			return run, nil
+		case <-ctx.Done():
+			return nil, ctx.Err()
 		}
 	}
-	s.writeError(w, r, err)
 }
 
 // list: GET /v1/runs?agent=&state=&context_id=&page_size=&page_token=.

@@ -169,7 +169,7 @@ func (s *Server) routes() http.Handler {
 	}
 	api("POST /v1/runs", s.submit)
 	api("GET /v1/runs", s.list, "agent", "state", "context_id", "page_size", "page_token")
-	api("GET /v1/runs/{id}", s.get)
+	api("GET /v1/runs/{id}", s.get, "wait_ms")
 	api("GET /v1/runs/{id}/events", s.events, "after", "limit", "wait_ms")
 	api("POST /v1/runs/{id}/cancel", s.cancel)
 	api("POST /v1/runs/{id}/resume", s.resume)

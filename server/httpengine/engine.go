@@ -47,6 +47,7 @@ type Engine struct {
 var (
 	_ sortie.ExecutionEngine = (*Engine)(nil)
 	_ sortie.Streamer        = (*Engine)(nil)
+	_ sortie.Waiter          = (*Engine)(nil)
 )
 
 // New returns an engine for the host at baseURL ("http(s)://host:port",
@@ -200,6 +201,42 @@ func (e *Engine) Get(ctx context.Context, id sortie.RunID) (*sortie.Run, error) 
 		return nil, err
 	}
 	return &run, nil
+}
+
+// longPollFloor is the least time between two long polls of Wait: a host
+// of an earlier release, which refuses wait_ms, is read this often.
+const longPollFloor = 100 * time.Millisecond
+
+// Wait blocks until the run is terminal or interrupted and returns it. It
+// long-polls GET /v1/runs/{id}?wait_ms= (up to 20 s, and half of
+// RequestTimeout): the host answers as soon as the run settles, so no
+// poll interval adds to the wait.
+func (e *Engine) Wait(ctx context.Context, id sortie.RunID) (*sortie.Run, error) {
+	if err := id.Validate(); err != nil {
+		return nil, err
+	}
+	hold := min(20*time.Second, e.opts.RequestTimeout/2)
+	q := url.Values{"wait_ms": {strconv.FormatInt(hold.Milliseconds(), 10)}}
+	for {
+		t0 := time.Now()
+		var run sortie.Run
+		_, err := e.do(ctx, http.MethodGet, runPath(id, ""), q, nil, &run, nil)
+		var ve *sortie.ValidationError
+		if q != nil && errors.As(err, &ve) && ve.Field == "wait_ms" {
+			q = nil // a host of an earlier release: read the run every longPollFloor
+			continue
+		} else if err != nil {
+			return nil, err
+		}
+		if run.State.Terminal() || run.State.Interrupted() {
+			return &run, nil
+		}
+		if d := longPollFloor - time.Since(t0); d > 0 {
+			if err := wait(ctx, d); err != nil {
+				return nil, err
+			}
+		}
+	}
 }
 
 // List returns a page of runs.
