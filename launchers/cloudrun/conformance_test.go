@@ -38,6 +38,15 @@ func (h *jobsHarness) ReportsExits() bool { return false }
 // CancelCalls counts the fake Admin API's CancelExecution calls.
 func (h *jobsHarness) CancelCalls() int { return h.rig.fake.cancelCalls() }
 
+// HoldStarts holds the fake's RunJob calls.
+func (h *jobsHarness) HoldStarts(*testing.T) func() { return h.rig.fake.holdRunJob() }
+
+// CanHoldClaims: an execution can be pending (its container not started).
+func (h *jobsHarness) CanHoldClaims() bool { return true }
+
+// HoldClaims makes new executions pending.
+func (h *jobsHarness) HoldClaims(*testing.T) func() { return h.rig.fake.holdPending() }
+
 // CanFreeze: the fake's container is a process of this machine.
 func (h *jobsHarness) CanFreeze() bool { return true }
 

@@ -5,9 +5,7 @@ import (
 	"context"
 	"fmt"
 	"net"
-	"os"
 	"os/exec"
-	"strings"
 	"sync"
 	"syscall"
 	"testing"
@@ -33,8 +31,11 @@ const cancelGrace = 5 * time.Second
 // fakeRun is a test double of the Cloud Run Admin API (no emulator
 // exists): RunJob starts the real sortie-cloudrun binary with the
 // request's overrides, as Cloud Run starts the Job's container;
-// GetExecution reports the process's state; CancelExecution sends it
-// SIGTERM, then SIGKILL after cancelGrace.
+// GetExecution reports the process's state with the Completed condition
+// and its execution reason, as Cloud Run does; CancelExecution sends it
+// SIGTERM, then SIGKILL after cancelGrace. The faults of faults_test.go
+// hold RunJob calls, hold containers pending, and cancel executions behind
+// Sortie's back.
 type fakeRun struct {
 	runpb.UnimplementedJobsServer
 	runpb.UnimplementedExecutionsServer
@@ -46,12 +47,15 @@ type fakeRun struct {
 	mu      sync.Mutex
 	reqs    []*runpb.RunJobRequest
 	execs   map[string]*fakeExec
-	cancels int // CancelExecution calls
+	cancels int           // CancelExecution calls
+	runGate chan struct{} // non-nil: RunJob calls wait for it to close
+	pending bool          // containers of new executions wait for release
 }
 
 type fakeExec struct {
 	cmd       *exec.Cmd
 	out       bytes.Buffer
+	started   bool // the container's process started
 	done      chan struct{}
 	exit      int
 	cancelled bool
@@ -79,15 +83,19 @@ func startFakeEnv(tb testing.TB, env []string) *fakeRun {
 	go s.Serve(lis)
 	f.addr = lis.Addr().String()
 	tb.Cleanup(func() {
+		f.releaseRunJob()
 		s.Stop()
 		f.killAll(tb)
 	})
 	return f
 }
 
-func (f *fakeRun) RunJob(_ context.Context, req *runpb.RunJobRequest) (*longrunningpb.Operation, error) {
+func (f *fakeRun) RunJob(ctx context.Context, req *runpb.RunJobRequest) (*longrunningpb.Operation, error) {
 	if req.GetName() != testJob {
 		return nil, status.Errorf(codes.NotFound, "job %s not found", req.GetName())
+	}
+	if err := f.waitRunGate(ctx); err != nil {
+		return nil, err
 	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
@@ -102,9 +110,22 @@ func (f *fakeRun) RunJob(_ context.Context, req *runpb.RunJobRequest) (*longrunn
 	x := &fakeExec{cmd: exec.Command(workerBin), done: make(chan struct{})}
 	x.cmd.Env = env
 	x.cmd.Stderr = &x.out
-	if err := x.cmd.Start(); err != nil {
-		return nil, status.Errorf(codes.Internal, "start container: %v", err)
+	f.execs[name] = x
+	if !f.pending {
+		if err := f.startContainer(x); err != nil {
+			return nil, err
+		}
 	}
+	meta, _ := anypb.New(&runpb.Execution{Name: name, Job: testJob, TaskCount: 1})
+	return &longrunningpb.Operation{Name: name + "/operations/run", Metadata: meta}, nil
+}
+
+// startContainer starts x's process; f.mu is held.
+func (f *fakeRun) startContainer(x *fakeExec) error {
+	if err := x.cmd.Start(); err != nil {
+		return status.Errorf(codes.Internal, "start container: %v", err)
+	}
+	x.started = true
 	go func() {
 		x.cmd.Wait()
 		f.mu.Lock()
@@ -112,9 +133,7 @@ func (f *fakeRun) RunJob(_ context.Context, req *runpb.RunJobRequest) (*longrunn
 		f.mu.Unlock()
 		close(x.done)
 	}()
-	f.execs[name] = x
-	meta, _ := anypb.New(&runpb.Execution{Name: name, Job: testJob, TaskCount: 1})
-	return &longrunningpb.Operation{Name: name + "/operations/run", Metadata: meta}, nil
+	return nil
 }
 
 func (f *fakeRun) GetExecution(_ context.Context, req *runpb.GetExecutionRequest) (*runpb.Execution, error) {
@@ -126,18 +145,28 @@ func (f *fakeRun) GetExecution(_ context.Context, req *runpb.GetExecutionRequest
 	}
 	e := &runpb.Execution{Name: req.GetName(), Job: testJob, TaskCount: 1, LogUri: "https://console.cloud.google.com/logs/" + req.GetName()}
 	cond := &runpb.Condition{Type: "Completed", State: runpb.Condition_CONDITION_PENDING}
+	reason := func(r runpb.Condition_ExecutionReason) {
+		cond.Reasons = &runpb.Condition_ExecutionReason_{ExecutionReason: r}
+	}
 	select {
 	case <-x.done:
 		switch {
 		case x.cancelled:
 			e.CancelledCount, cond.State, cond.Message = 1, runpb.Condition_CONDITION_FAILED, "The execution was cancelled."
+			reason(runpb.Condition_CANCELLED)
 		case x.exit != 0:
 			e.FailedCount, cond.State, cond.Message = 1, runpb.Condition_CONDITION_FAILED, fmt.Sprintf("Task failed with exit code %d.", x.exit)
+			reason(runpb.Condition_NON_ZERO_EXIT_CODE)
 		default:
 			e.SucceededCount, cond.State = 1, runpb.Condition_CONDITION_SUCCEEDED
 		}
 	default:
-		e.RunningCount = 1
+		if x.started {
+			e.RunningCount = 1
+		}
+		if x.cancelled {
+			reason(runpb.Condition_CANCELLING)
+		}
 	}
 	e.Conditions = []*runpb.Condition{cond}
 	return e, nil
@@ -145,18 +174,34 @@ func (f *fakeRun) GetExecution(_ context.Context, req *runpb.GetExecutionRequest
 
 func (f *fakeRun) CancelExecution(_ context.Context, req *runpb.CancelExecutionRequest) (*longrunningpb.Operation, error) {
 	f.mu.Lock()
-	defer f.mu.Unlock()
 	f.cancels++
-	x, ok := f.execs[req.GetName()]
+	f.mu.Unlock()
+	if err := f.cancel(req.GetName()); err != nil {
+		return nil, err
+	}
+	return &longrunningpb.Operation{Name: req.GetName() + "/operations/cancel"}, nil
+}
+
+// cancel stops execution name as CancelExecution does: a pending
+// execution ends at once, a running container gets SIGTERM, then SIGKILL
+// after cancelGrace.
+func (f *fakeRun) cancel(name string) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	x, ok := f.execs[name]
 	if !ok {
-		return nil, status.Errorf(codes.NotFound, "execution %s not found", req.GetName())
+		return status.Errorf(codes.NotFound, "execution %s not found", name)
 	}
 	select {
 	case <-x.done:
-		return nil, status.Errorf(codes.FailedPrecondition, "execution %s already completed", req.GetName())
+		return status.Errorf(codes.FailedPrecondition, "execution %s already completed", name)
 	default:
 	}
 	x.cancelled = true
+	if !x.started {
+		close(x.done)
+		return nil
+	}
 	x.cmd.Process.Signal(syscall.SIGTERM)
 	go func() {
 		select {
@@ -165,39 +210,11 @@ func (f *fakeRun) CancelExecution(_ context.Context, req *runpb.CancelExecutionR
 			x.cmd.Process.Kill()
 		}
 	}()
-	return &longrunningpb.Operation{Name: req.GetName() + "/operations/cancel"}, nil
+	return nil
 }
 
 func (f *fakeRun) GetOperation(_ context.Context, req *longrunningpb.GetOperationRequest) (*longrunningpb.Operation, error) {
 	return &longrunningpb.Operation{Name: req.GetName()}, nil
-}
-
-// cancelCalls returns how many CancelExecution calls the fake received.
-func (f *fakeRun) cancelCalls() int {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return f.cancels
-}
-
-// freeze stops the container of execution name with SIGSTOP (a hung
-// container) and waits until it is stopped.
-func (f *fakeRun) freeze(t *testing.T, name string) {
-	t.Helper()
-	f.mu.Lock()
-	x, ok := f.execs[name]
-	f.mu.Unlock()
-	if !ok {
-		t.Fatalf("freeze: no execution %s", name)
-	}
-	pid := x.cmd.Process.Pid
-	if err := syscall.Kill(pid, syscall.SIGSTOP); err != nil {
-		t.Fatalf("kill(%d, SIGSTOP) = %v", pid, err)
-	}
-	waitFor(t, "the container to stop", func() (bool, string) {
-		b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-		_, rest, _ := strings.Cut(string(b), ") ")
-		return err == nil && strings.HasPrefix(rest, "T"), rest
-	})
 }
 
 // requests returns the RunJobRequests received so far.
@@ -211,12 +228,19 @@ func (f *fakeRun) requests() []*runpb.RunJobRequest {
 // failure it logs their output.
 func (f *fakeRun) killAll(tb testing.TB) {
 	f.mu.Lock()
+	f.pending = false
 	execs := make(map[string]*fakeExec, len(f.execs))
 	for k, v := range f.execs {
 		execs[k] = v
 	}
 	f.mu.Unlock()
 	for name, x := range execs {
+		f.mu.Lock()
+		started := x.started
+		f.mu.Unlock()
+		if !started {
+			continue
+		}
 		x.cmd.Process.Kill()
 		<-x.done
 		if tb.Failed() {

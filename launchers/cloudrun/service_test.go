@@ -9,6 +9,7 @@ import (
 	"net/http/httptest"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/sortie-run/sortie"
@@ -49,6 +50,45 @@ type serviceRig struct {
 	cp       *sqlite.ControlPlane
 	url      string
 	launcher *cloudrun.ServiceLauncher
+	gate     *requestGate
+}
+
+// requestGate holds the service's requests, while held, before the
+// handler sees them: a POST in flight.
+type requestGate struct {
+	next http.Handler
+	mu   sync.Mutex
+	open chan struct{} // nil: not held
+}
+
+func (g *requestGate) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	g.mu.Lock()
+	open := g.open
+	g.mu.Unlock()
+	if open != nil {
+		select {
+		case <-open:
+		case <-r.Context().Done():
+			return
+		}
+	}
+	g.next.ServeHTTP(w, r)
+}
+
+func (g *requestGate) hold() (release func()) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	open := make(chan struct{})
+	g.open = open
+	var once sync.Once
+	return func() {
+		once.Do(func() {
+			g.mu.Lock()
+			g.open = nil
+			g.mu.Unlock()
+			close(open)
+		})
+	}
 }
 
 func newServiceRig(tb testing.TB, token string) *serviceRig {
@@ -61,13 +101,14 @@ func newServiceRig(tb testing.TB, token string) *serviceRig {
 	probe.Register(reg)
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
 	h := &fncloudrun.Handler{Worker: &functions.Worker{Registry: reg, Logger: log}, ControlPlane: cp, Verifier: tokenVerifier{}, Logger: log}
-	srv := httptest.NewServer(h)
+	gate := &requestGate{next: h}
+	srv := httptest.NewServer(gate)
 	tb.Cleanup(func() { srv.Close(); h.Close(); cp.Close() })
 	l, err := cloudrun.NewService(cloudrun.ServiceOptions{URL: srv.URL, Client: &http.Client{Transport: bearer{token}}})
 	if err != nil {
 		tb.Fatalf("NewService(%s) = %v, want nil", srv.URL, err)
 	}
-	return &serviceRig{cp: cp, url: srv.URL, launcher: l}
+	return &serviceRig{cp: cp, url: srv.URL, launcher: l, gate: gate}
 }
 
 // TestServiceConformance runs the conformance suite on the service
@@ -76,12 +117,19 @@ func TestServiceConformance(t *testing.T) {
 	launchertest.RunConformanceTests(t, func(t *testing.T) launchertest.Harness { return &serviceHarness{} })
 }
 
-type serviceHarness struct{}
+type serviceHarness struct{ rig *serviceRig }
 
 func (h *serviceHarness) MakeLauncher(_ context.Context, t *testing.T) (sortie.Launcher, sortie.ControlPlane) {
-	r := newServiceRig(t, testToken)
-	return r.launcher, r.cp
+	h.rig = newServiceRig(t, testToken)
+	return h.rig.launcher, h.rig.cp
 }
+
+// HoldStarts holds the POSTs before the service's handler.
+func (h *serviceHarness) HoldStarts(*testing.T) func() { return h.rig.gate.hold() }
+
+// CanHoldClaims is false: Start returns only once the service claimed.
+func (h *serviceHarness) CanHoldClaims() bool                    { return false }
+func (h *serviceHarness) HoldClaims(*testing.T) (release func()) { return func() {} }
 
 // CanCancelRunning is false: a service has no provider-side stop; the
 // worker stops on its heartbeat.

@@ -17,13 +17,27 @@ func TestConformance(t *testing.T) {
 	launchertest.RunConformanceTests(t, func(t *testing.T) launchertest.Harness { return &harness{t: t} })
 }
 
-type harness struct{ t *testing.T }
+type harness struct {
+	t *testing.T
+	s *serial
+}
 
 func (h *harness) MakeLauncher(ctx context.Context, t *testing.T) (sortie.Launcher, sortie.ControlPlane) {
 	table, cp := newTable(t)
 	r := startRIE(t, 60, fnEnv(table))
-	return &serial{l: newLauncher(t, r, lambda.Options{})}, cp
+	h.s = &serial{l: newLauncher(t, r, lambda.Options{})}
+	return h.s, cp
 }
+
+// HoldStarts holds the Invoke calls.
+func (h *harness) HoldStarts(*testing.T) func() { return h.s.holdStarts() }
+
+// CanHoldClaims: the simulated queue holds accepted events.
+func (h *harness) CanHoldClaims() bool { return true }
+
+// HoldClaims holds new events in the simulated queue, as Lambda does while
+// the function is throttled.
+func (h *harness) HoldClaims(*testing.T) func() { return h.s.holdQueue() }
 
 // CanCancelRunning is false: Lambda cannot stop an invocation; the
 // suite's cancel property passes through the worker's heartbeat.

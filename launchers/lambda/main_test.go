@@ -145,14 +145,87 @@ func newLauncher(tb testing.TB, r *lambdarig.RIE, opts lambda.Options) *lambda.L
 
 // serial makes Start calls one at a time: the emulator runs an Event
 // invocation synchronously and crashes on concurrent invokes (Lambda
-// itself takes them concurrently).
+// itself takes them concurrently). It also injects two faults: held
+// Starts (an Invoke call in flight) and a held queue (Lambda answered 202,
+// as it does at once, but holds the event — throttled — and delivers it
+// later, which the emulator never does).
 type serial struct {
-	mu sync.Mutex
+	mu sync.Mutex // one Invoke at a time
 	l  *lambda.Launcher
+
+	hold   sync.Mutex
+	starts chan struct{}        // non-nil: Starts wait for it to close
+	queued []*sortie.Invocation // held in the simulated queue
+	queue  bool                 // new Starts go to the queue
+	sent   sync.WaitGroup       // deliveries from the queue under way
 }
 
 func (s *serial) Start(ctx context.Context, inv *sortie.Invocation) (sortie.Ref, error) {
+	s.hold.Lock()
+	gate, queue := s.starts, s.queue
+	if queue {
+		s.queued = append(s.queued, inv)
+	}
+	s.hold.Unlock()
+	if queue {
+		return sortie.Ref{Provider: lambda.Provider, Resource: "function", ID: "queued:" + inv.LaunchID,
+			RunID: inv.RunID, Attempt: inv.Attempt, LaunchID: inv.LaunchID}, nil
+	}
+	if gate != nil {
+		select {
+		case <-gate:
+		case <-ctx.Done():
+			return sortie.Ref{}, ctx.Err()
+		}
+	}
+	return s.invoke(ctx, inv)
+}
+
+func (s *serial) invoke(ctx context.Context, inv *sortie.Invocation) (sortie.Ref, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.l.Start(ctx, inv)
+}
+
+// holdStarts makes Starts wait until release.
+func (s *serial) holdStarts() (release func()) {
+	gate := make(chan struct{})
+	s.hold.Lock()
+	s.starts = gate
+	s.hold.Unlock()
+	var once sync.Once
+	return func() {
+		once.Do(func() {
+			s.hold.Lock()
+			s.starts = nil
+			s.hold.Unlock()
+			close(gate)
+		})
+	}
+}
+
+// holdQueue sends new Starts to the simulated queue until release, which
+// delivers them (one Invoke each) and returns once they were delivered.
+func (s *serial) holdQueue() (release func()) {
+	s.hold.Lock()
+	s.queue = true
+	s.hold.Unlock()
+	var once sync.Once
+	return func() {
+		once.Do(func() {
+			s.hold.Lock()
+			s.queue = false
+			held := s.queued
+			s.queued = nil
+			s.sent.Add(len(held))
+			s.hold.Unlock()
+			for _, inv := range held {
+				go func() {
+					defer s.sent.Done()
+					s.invoke(context.Background(), inv)
+				}()
+			}
+			s.sent.Wait()
+		})
+	}
 }

@@ -51,6 +51,18 @@ type Harness interface {
 	// does, leaving it alive but hung: no heartbeat, no reaction to
 	// SIGTERM. Called only when CanFreeze.
 	Freeze(t *testing.T, ref sortie.Ref)
+	// HoldStarts makes the launcher's Start calls from now on block inside
+	// the provider call (the spawn, RunJob, Invoke, the POST) until
+	// release is called: a launch in flight.
+	HoldStarts(t *testing.T) (release func())
+	// CanHoldClaims reports whether HoldClaims works: the provider can
+	// hold launched compute before its worker claims (a pending
+	// execution, a queued event, a process not yet started).
+	CanHoldClaims() bool
+	// HoldClaims makes the attempts launched from now on accepted by the
+	// provider (Start returns their Ref) while their workers wait, not
+	// claiming, until release is called. Called only when CanHoldClaims.
+	HoldClaims(t *testing.T) (release func())
 	// CancelCalls counts the provider-side cancels the launcher made (the
 	// provider's cancel API calls, or the local launcher's stops) since
 	// MakeLauncher; always 0 for a launcher that is not a Canceler.
@@ -74,6 +86,8 @@ func RunConformanceTests(t *testing.T, newHarness func(t *testing.T) Harness) {
 		{"CompletesWithEventsInOrder", testCompletes, always},
 		{"DuplicateStartExecutesOnce", testDuplicateStart, always},
 		{"CancelWhileRunning", testCancelRunning, always},
+		{"CancelDuringStart", testCancelDuringStart, always},
+		{"CancelLaunchedUnclaimed", testCancelUnclaimed, Harness.CanHoldClaims},
 		{"RetryableFailureRetries", testRetryableFailure, always},
 		{"PermanentFailureFailsAtOnce", testPermanentFailure, always},
 		{"InterruptThenResume", testInterrupt, always},

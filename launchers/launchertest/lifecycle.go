@@ -95,3 +95,73 @@ func testCancelFrozen(t *testing.T, newHarness func(t *testing.T) Harness) {
 		f.waitPhase(ref, "the frozen worker to be stopped", notRunning)
 	}
 }
+
+// checkNothingRan checks that a cancelled run has one attempt, ended
+// cancelled, and that no event was stored: the worker's claim was refused.
+func (f *fixture) checkNothingRan(id sortie.RunID) {
+	f.t.Helper()
+	run := f.get(id)
+	if run.State != sortie.StateCancelled || len(run.Attempts) != 1 || run.Attempts[0].Claimed() {
+		f.t.Errorf("run = %s with %d attempts (attempt 1 claimed: %v), want cancelled with one unclaimed attempt",
+			describeRun(run), len(run.Attempts), len(run.Attempts) > 0 && run.Attempts[0].Claimed())
+	}
+	if evs := f.events(id); len(evs) != 0 {
+		f.t.Errorf("Events(%s) = %d events, want none: nothing may run after the cancel", id, len(evs))
+	}
+}
+
+// waitCancelCall waits until the launcher made at least want provider
+// cancels, when it can cancel at all.
+func (f *fixture) waitCancelCall(want int, what string) {
+	f.t.Helper()
+	if !f.h.CanCancelRunning() {
+		return
+	}
+	f.waitFor(what, func() (bool, string) {
+		n := f.h.CancelCalls()
+		return n >= want, fmt.Sprintf("%d cancel calls", n)
+	})
+}
+
+// A cancel while Start is in flight cancels the run at once; the compute
+// Start then launches is stopped as soon as Start returns its Ref (a
+// provider cancel, where the launcher can), and its worker runs nothing.
+func testCancelDuringStart(t *testing.T, newHarness func(t *testing.T) Harness) {
+	f := setup(t, newHarness, nil)
+	release := f.h.HoldStarts(t)
+	defer release()
+	run := f.submit(map[string]any{"until_cancelled": true, "interval_ms": 20}, sortie.Policy{})
+	f.waitRun(run.ID, "the launch to be recorded", false, func(r *sortie.Run) bool { return r.Attempt == 1 })
+	got, err := f.client.Cancel(f.ctx, run.ID, "conformance: cancel during Start")
+	if err != nil || got.State != sortie.StateCancelled {
+		t.Fatalf("Cancel(%s) during Start = %v, %v; want the run cancelled at once", run.ID, got, err)
+	}
+	release()
+	ref := f.waitRef(run.ID, 1)
+	f.waitCancelCall(1, "the provider cancel of the compute Start launched")
+	if f.h.CanDescribe() {
+		f.waitPhase(ref, "the compute to end", notRunning)
+	}
+	f.checkNothingRan(run.ID)
+}
+
+// A cancel of an attempt that was launched but not claimed cancels the run
+// at once and reaches the compute (a provider cancel, where the launcher
+// can); a worker that starts after it claims nothing and runs nothing.
+func testCancelUnclaimed(t *testing.T, newHarness func(t *testing.T) Harness) {
+	f := setup(t, newHarness, nil)
+	release := f.h.HoldClaims(t)
+	defer release()
+	run := f.submit(map[string]any{"until_cancelled": true, "interval_ms": 20}, sortie.Policy{})
+	ref := f.waitRef(run.ID, 1)
+	got, err := f.client.Cancel(f.ctx, run.ID, "conformance: cancel a launched, unclaimed attempt")
+	if err != nil || got.State != sortie.StateCancelled {
+		t.Fatalf("Cancel(%s) before the claim = %v, %v; want the run cancelled at once", run.ID, got, err)
+	}
+	f.waitCancelCall(1, "the provider cancel of the unclaimed attempt")
+	release()
+	if f.h.CanDescribe() {
+		f.waitPhase(ref, "the compute to end", notRunning)
+	}
+	f.checkNothingRan(run.ID)
+}

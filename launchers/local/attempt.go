@@ -105,7 +105,6 @@ func (l *Launcher) stop(ctx context.Context, a *attempt) error {
 	if !a.markCancelled() {
 		return nil
 	}
-	l.cancels.Add(1)
 	grace := l.opts.Grace
 	if d, ok := ctx.Deadline(); ok {
 		grace = max(0, min(grace, time.Until(d)*9/10))

@@ -14,11 +14,11 @@ import (
 // `sortie worker` subprocess (SQLite control plane shared with the worker).
 func BenchmarkRun(b *testing.B) {
 	b.Run("in-process", func(b *testing.B) {
-		l, cp := newInProcess(b, io.Discard)
+		l, cp := newInProcess(b, io.Discard, nil)
 		benchmarkRuns(b, l, cp)
 	})
 	b.Run("subprocess", func(b *testing.B) {
-		l, cp, _ := newSubprocess(b)
+		l, cp, _ := newSubprocess(b, nil)
 		benchmarkRuns(b, l, cp)
 	})
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"io"
 	"log/slog"
+	"sync"
 	"testing"
 	"time"
 
@@ -31,26 +32,71 @@ func TestConformance(t *testing.T) {
 // inProcessHarness runs attempts in goroutines of the test process with
 // the worker runtime and probe, reporting to a memory control plane.
 type inProcessHarness struct {
-	t  *testing.T
-	cp *memory.ControlPlane
-	l  *local.Launcher
+	t    *testing.T
+	cp   *memory.ControlPlane
+	l    *local.Launcher
+	gate gate
 }
 
 func (h *inProcessHarness) MakeLauncher(ctx context.Context, t *testing.T) (sortie.Launcher, sortie.ControlPlane) {
-	h.l, h.cp = newInProcess(t, t.Output())
+	h.l, h.cp = newInProcess(t, t.Output(), &h.gate)
 	return h.l, h.cp
+}
+
+// gate holds in-process workers before they claim, while held.
+type gate struct {
+	mu   sync.Mutex
+	open chan struct{} // nil: not held
+}
+
+func (g *gate) hold() {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.open == nil {
+		g.open = make(chan struct{})
+	}
+}
+
+func (g *gate) release() {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.open != nil {
+		close(g.open)
+		g.open = nil
+	}
+}
+
+// pass waits while the gate is held, or until ctx ends.
+func (g *gate) pass(ctx context.Context) error {
+	g.mu.Lock()
+	open := g.open
+	g.mu.Unlock()
+	if open == nil {
+		return nil
+	}
+	select {
+	case <-open:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
 }
 
 // newInProcess returns an in-process launcher whose attempts run the worker
 // runtime with probe, reporting to a new memory control plane; the worker
-// logs warnings to logs.
-func newInProcess(tb testing.TB, logs io.Writer) (*local.Launcher, *memory.ControlPlane) {
+// logs warnings to logs. With g, each attempt passes g before it claims.
+func newInProcess(tb testing.TB, logs io.Writer, g *gate) (*local.Launcher, *memory.ControlPlane) {
 	cp := memory.New()
 	reg := functions.NewRegistry()
 	probe.Register(reg)
 	w := &functions.Worker{Registry: reg, Owner: "in-process-test",
 		Logger: slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelWarn}))}
 	l, err := local.New(&local.Options{Grace: 5 * time.Second, InProcess: func(ctx context.Context, inv *sortie.Invocation) error {
+		if g != nil {
+			if err := g.pass(ctx); err != nil {
+				return err
+			}
+		}
 		_, err := w.Execute(ctx, inv, functions.NewControlPlaneReporter(cp, inv, w.Owner))
 		return err
 	}})
@@ -64,6 +110,14 @@ func (h *inProcessHarness) CanCancelRunning() bool { return true }
 func (h *inProcessHarness) CanDescribe() bool      { return true }
 func (h *inProcessHarness) ReportsExits() bool     { return true }
 func (h *inProcessHarness) CancelCalls() int       { return int(local.Cancels(h.l)) }
+
+func (h *inProcessHarness) CanHoldClaims() bool          { return true }
+func (h *inProcessHarness) HoldStarts(*testing.T) func() { return local.HoldStarts(h.l) }
+
+func (h *inProcessHarness) HoldClaims(*testing.T) func() {
+	h.gate.hold()
+	return h.gate.release
+}
 
 // CanFreeze is false: a goroutine cannot be stopped from outside.
 func (h *inProcessHarness) CanFreeze() bool               { return false }

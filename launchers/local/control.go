@@ -36,6 +36,7 @@ func (l *Launcher) Cancel(ctx context.Context, ref sortie.Ref) error {
 	if err := checkRef(ref); err != nil {
 		return fmt.Errorf("local: cancel: %w", err)
 	}
+	l.cancels.Add(1)
 	if a, ok := l.lookup(ref); ok {
 		return l.stop(ctx, a)
 	}

@@ -83,7 +83,10 @@ type Launcher struct {
 	finished []string            // launch IDs of ended attempts, oldest first
 
 	watchers watchers
-	cancels  atomic.Int64 // stops of live attempts (Cancel, Shutdown)
+	cancels  atomic.Int64 // Cancel calls
+	// beforeStart, when set (only tests set it, through export_test.go),
+	// runs at the start of each Start, outside the lock: a Start in flight.
+	beforeStart atomic.Pointer[func()]
 }
 
 var (
@@ -180,6 +183,9 @@ func (l *Launcher) Start(ctx context.Context, inv *sortie.Invocation) (sortie.Re
 	if len(payload) > sortie.MaxInvocationBytes {
 		return sortie.Ref{}, fmt.Errorf("local: start run %s attempt %d: %w", inv.RunID, inv.Attempt,
 			sortie.Invalidf("invocation", "encoded invocation is %d bytes, over the limit sortie.MaxInvocationBytes of %d bytes", len(payload), sortie.MaxInvocationBytes))
+	}
+	if f := l.beforeStart.Load(); f != nil {
+		(*f)()
 	}
 	l.mu.Lock()
 	defer l.mu.Unlock()

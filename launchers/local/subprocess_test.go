@@ -25,28 +25,35 @@ type subprocessHarness struct {
 	logDir string
 	cp     *sqlite.ControlPlane
 	l      *local.Launcher
+	gate   *claimGate
 }
 
 func (h *subprocessHarness) MakeLauncher(ctx context.Context, t *testing.T) (sortie.Launcher, sortie.ControlPlane) {
-	h.l, h.cp, h.logDir = newSubprocess(t)
+	h.gate = newClaimGate(t)
+	h.l, h.cp, h.logDir = newSubprocess(t, h.gate)
 	return h.l, h.cp
 }
 
 // newSubprocess returns a subprocess launcher of `sortie worker` and the
 // SQLite control plane of a fresh state directory its workers report to.
-func newSubprocess(tb testing.TB) (*local.Launcher, *sqlite.ControlPlane, string) {
+// With gate, each worker passes the claim gate first.
+func newSubprocess(tb testing.TB, gate *claimGate) (*local.Launcher, *sqlite.ControlPlane, string) {
 	dir := tb.TempDir()
 	cp, err := sqlite.Open(filepath.Join(dir, "sortie.db"), nil)
 	if err != nil {
 		tb.Fatalf("sqlite.Open(%s) = %v, want nil", dir, err)
 	}
 	logDir := filepath.Join(dir, "logs")
-	l, err := local.New(&local.Options{
-		Command: []string{sortieBin, "worker"},
-		Env: []string{"PATH=" + os.Getenv("PATH"), "HOME=" + dir,
-			"SORTIE_STATE_DIR=" + dir, "SORTIE_LOG_LEVEL=info"},
-		LogDir: logDir,
-	})
+	cmd := []string{sortieBin, "worker"}
+	env := []string{"PATH=" + os.Getenv("PATH"), "HOME=" + dir, "SORTIE_STATE_DIR=" + dir, "SORTIE_LOG_LEVEL=info"}
+	if gate != nil {
+		self, err := os.Executable()
+		if err != nil {
+			tb.Fatal(err)
+		}
+		cmd, env = []string{self}, append(env, gate.env()...)
+	}
+	l, err := local.New(&local.Options{Command: cmd, Env: env, LogDir: logDir})
 	if err != nil {
 		_ = cp.Close()
 		tb.Fatalf("local.New(%s worker) = %v, want nil", sortieBin, err)
@@ -59,7 +66,17 @@ func (h *subprocessHarness) CanDescribe() bool      { return true }
 func (h *subprocessHarness) ReportsExits() bool     { return true }
 func (h *subprocessHarness) WorkerCanCrash() bool   { return true }
 func (h *subprocessHarness) CanFreeze() bool        { return true }
-func (h *subprocessHarness) CancelCalls() int       { return int(local.Cancels(h.l)) }
+func (h *subprocessHarness) CanHoldClaims() bool    { return true }
+
+func (h *subprocessHarness) HoldStarts(*testing.T) func() { return local.HoldStarts(h.l) }
+
+// HoldClaims holds new workers at the claim gate, before they become
+// `sortie worker`.
+func (h *subprocessHarness) HoldClaims(*testing.T) func() {
+	h.gate.hold()
+	return h.gate.release
+}
+func (h *subprocessHarness) CancelCalls() int { return int(local.Cancels(h.l)) }
 
 // Freeze stops the worker's process group with SIGSTOP and waits until the
 // worker is stopped.
