@@ -11,7 +11,7 @@ import (
 // only) and on a new connection per request (the dial-time check too).
 func BenchmarkClientGet(b *testing.B) {
 	s := newServer(b, "127.0.0.1:0", false, nil).URL
-	policy, err := (&Policy{AllowAddrs: loopback4, AllowHTTP: true}).Client()
+	policy, err := (&Policy{Allow: anyHost, AllowAddrs: loopback4, AllowHTTP: true}).Client()
 	if err != nil {
 		b.Fatal(err)
 	}

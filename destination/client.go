@@ -14,13 +14,14 @@ import (
 // request, redirect and connection, with its own connection pool. Changes
 // to p after the call do not affect it. It returns a
 // [*sortie.ValidationError] when p is invalid. A refused request fails
-// with an error matching [ErrRefused] that wraps a [*RefusedError].
+// with an error matching [ErrRefused] that wraps a [*RefusedError]. A nil
+// p is the zero Policy.
 func (p *Policy) Client() (*http.Client, error) {
 	c, err := p.compile()
 	if err != nil {
 		return nil, err
 	}
-	return &http.Client{Transport: c.transport(), CheckRedirect: c.checkRedirect, Timeout: p.Timeout}, nil
+	return &http.Client{Transport: c.transport(), CheckRedirect: c.checkRedirect, Timeout: c.p.Timeout}, nil
 }
 
 // Transport returns the [http.RoundTripper] of [Policy.Client]: it checks

@@ -14,6 +14,9 @@ import (
 
 var loopback4 = []netip.Prefix{netip.MustParsePrefix("127.0.0.1/32")}
 
+// anyHost allows any host whose addresses are allowed.
+var anyHost = []string{AnyHost}
+
 func mustClient(t *testing.T, p Policy) *http.Client {
 	t.Helper()
 	c, err := p.Client()
@@ -40,7 +43,7 @@ func get(c *http.Client, url string) (string, error) {
 func TestDefaultRefusals(t *testing.T) {
 	s4 := newServer(t, "127.0.0.1:0", false, nil)
 	servers := []*server{s4}
-	c := mustClient(t, Policy{AllowHTTP: true}) // only the address check stands
+	c := mustClient(t, Policy{Allow: anyHost, AllowHTTP: true}) // only the address check stands
 	type refusal struct{ url, host, reason string }
 	cases := []refusal{
 		{s4.URL + "/x?token=secret", "127.0.0.1", "address 127.0.0.1 is loopback"},
@@ -92,7 +95,7 @@ func refusedOf(err error) *RefusedError {
 // The dial-time check itself, called as the dialer calls it: it refuses
 // ::1 whether or not this machine has IPv6 loopback.
 func TestControl(t *testing.T) {
-	c, err := (&Policy{AllowAddrs: loopback4}).compile()
+	c, err := (&Policy{Allow: anyHost, AllowAddrs: loopback4}).compile()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -122,7 +125,7 @@ func TestRedirectToRefused(t *testing.T) {
 	allowed := newServer(t, "127.0.0.1:0", false, func(w http.ResponseWriter, r *http.Request) {
 		http.Redirect(w, r, targets[strings.TrimPrefix(r.URL.Path, "/")].url, http.StatusFound)
 	})
-	c := mustClient(t, Policy{AllowAddrs: loopback4, AllowHTTP: true})
+	c := mustClient(t, Policy{Allow: anyHost, AllowAddrs: loopback4, AllowHTTP: true})
 	for name, tc := range targets {
 		_, err := get(c, allowed.URL+"/"+name)
 		wantRefused(t, "GET "+allowed.URL+"/"+name+" redirecting to "+tc.url, err, tc.host, tc.reason)
@@ -138,13 +141,13 @@ func TestRedirectLimit(t *testing.T) {
 	loop = newServer(t, "127.0.0.1:0", false, func(w http.ResponseWriter, r *http.Request) {
 		http.Redirect(w, r, loop.URL+"/again", http.StatusFound)
 	})
-	c := mustClient(t, Policy{AllowAddrs: loopback4, AllowHTTP: true, MaxRedirects: 2})
+	c := mustClient(t, Policy{Allow: anyHost, AllowAddrs: loopback4, AllowHTTP: true, MaxRedirects: 2})
 	_, err := get(c, loop.URL)
 	wantRefused(t, "GET of an endless redirect, MaxRedirects 2", err, "127.0.0.1", "more than 2 redirects")
 	if n := loop.requests.Load(); n != 3 {
 		t.Errorf("MaxRedirects 2: server got %d requests, want 3", n)
 	}
-	c = mustClient(t, Policy{AllowAddrs: loopback4, AllowHTTP: true, MaxRedirects: -1})
+	c = mustClient(t, Policy{Allow: anyHost, AllowAddrs: loopback4, AllowHTTP: true, MaxRedirects: -1})
 	resp, err := c.Get(loop.URL)
 	if err != nil || resp.StatusCode != http.StatusFound {
 		t.Fatalf("MaxRedirects -1: GET = %v, %v, want the 302 response", resp, err)
@@ -172,7 +175,7 @@ func TestHostAllowlist(t *testing.T) {
 
 func TestHTTPSOnly(t *testing.T) {
 	plain := newServer(t, "127.0.0.1:0", false, nil)
-	c := mustClient(t, Policy{AllowAddrs: loopback4})
+	c := mustClient(t, Policy{Allow: anyHost, AllowAddrs: loopback4})
 	_, err := get(c, plain.URL)
 	wantRefused(t, "GET "+plain.URL+" (AllowHTTP false)", err, "127.0.0.1", "scheme http is not allowed (https only)")
 	plain.untouched(t, "http with AllowHTTP false")
@@ -180,11 +183,11 @@ func TestHTTPSOnly(t *testing.T) {
 	secure := newServer(t, "127.0.0.1:0", true, nil)
 	roots := x509.NewCertPool()
 	roots.AddCert(secure.Certificate())
-	c = mustClient(t, Policy{AllowAddrs: loopback4, RootCAs: roots})
+	c = mustClient(t, Policy{Allow: anyHost, AllowAddrs: loopback4, RootCAs: roots})
 	if body, err := get(c, secure.URL); err != nil || body != "ok" {
 		t.Errorf("GET %s (https, AllowAddrs 127.0.0.1/32) = %q, %v, want ok", secure.URL, body, err)
 	}
-	c = mustClient(t, Policy{RootCAs: roots})
+	c = mustClient(t, Policy{Allow: anyHost, RootCAs: roots})
 	_, err = get(c, secure.URL)
 	wantRefused(t, "GET "+secure.URL+" (https, no AllowAddrs)", err, "127.0.0.1", "address 127.0.0.1 is loopback")
 	if n := secure.conns.Load(); n != 1 {
@@ -199,7 +202,7 @@ func TestDNSRebinding(t *testing.T) {
 	first := newServer(t, "127.0.0.1:0", false, nil)
 	second := newServer(t, net.JoinHostPort("127.0.0.2", first.port()), false, nil)
 	dns := newDNSServer(t, netip.MustParseAddr("127.0.0.1"), netip.MustParseAddr("127.0.0.2"))
-	c := mustClient(t, Policy{AllowAddrs: loopback4, AllowHTTP: true, Resolver: dns.resolver()})
+	c := mustClient(t, Policy{Allow: anyHost, AllowAddrs: loopback4, AllowHTTP: true, Resolver: dns.resolver()})
 	url := "http://rebind.test.:" + first.port() + "/"
 	if body, err := get(c, url); err != nil || body != "ok" {
 		t.Fatalf("GET %s resolving to 127.0.0.1 = %q, %v, want ok", url, body, err)
@@ -213,7 +216,7 @@ func TestDNSRebinding(t *testing.T) {
 	}
 
 	private := newDNSServer(t, netip.MustParseAddr("10.0.0.1"))
-	c = mustClient(t, Policy{AllowHTTP: true, Resolver: private.resolver()})
+	c = mustClient(t, Policy{Allow: anyHost, AllowHTTP: true, Resolver: private.resolver()})
 	_, err = get(c, "http://intranet.test./")
 	wantRefused(t, "GET http://intranet.test./ resolving to 10.0.0.1", err, "intranet.test.", "address 10.0.0.1 is private")
 }
@@ -228,7 +231,7 @@ func TestNoEnvironmentProxy(t *testing.T) {
 	// Proxy variables never apply to loopback addresses, so ask for a
 	// name: a proxy from the environment would be used for it.
 	dns := newDNSServer(t, netip.MustParseAddr("127.0.0.1"))
-	c := mustClient(t, Policy{AllowAddrs: loopback4, AllowHTTP: true, Resolver: dns.resolver()})
+	c := mustClient(t, Policy{Allow: anyHost, AllowAddrs: loopback4, AllowHTTP: true, Resolver: dns.resolver()})
 	url := "http://target.test.:" + target.port() + "/"
 	if body, err := get(c, url); err != nil || body != "direct" {
 		t.Errorf("GET %s with HTTP_PROXY=%s = %q, %v, want the target's answer", url, proxy.URL, body, err)

@@ -5,7 +5,11 @@
 // A [Policy] is a host allowlist ([Policy.Allow]), the address ranges
 // allowed besides public ones ([Policy.AllowAddrs]), the schemes (HTTPS
 // only unless [Policy.AllowHTTP]) and redirect and time limits. Its zero
-// value allows HTTPS to public addresses only.
+// value allows nothing: outbound calls are closed until a host lists the
+// hosts they may reach, or [AnyHost] ("*") for HTTPS to any public address
+// ([PublicHTTPS], what the zero value allowed before). [FromEnv] reads a
+// policy from the environment variables a worker gets ([EnvAllow] ...),
+// and [Policy.Env] writes them.
 //
 // [Policy.Client] returns an [net/http.Client] that enforces it in two
 // places. Each request and each redirect is checked for its scheme, its

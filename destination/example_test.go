@@ -8,10 +8,12 @@ import (
 	"github.com/sortie-run/sortie/destination"
 )
 
-// The zero Policy allows HTTPS to public addresses only; AllowAddrs opens
-// a private range explicitly.
+// The zero Policy allows nothing; PublicHTTPS allows HTTPS to public
+// addresses only; AllowAddrs opens a private range explicitly.
 func ExamplePolicy_Check() {
-	var public destination.Policy
+	var closed destination.Policy
+	fmt.Println(closed.Check("https://api.example.com/v1/hooks"))
+	public := destination.PublicHTTPS()
 	for _, u := range []string{
 		"https://api.example.com/v1/hooks",
 		"http://api.example.com/v1/hooks",
@@ -21,12 +23,13 @@ func ExamplePolicy_Check() {
 	} {
 		fmt.Println(public.Check(u))
 	}
-	internal := destination.Policy{AllowAddrs: []netip.Prefix{netip.MustParsePrefix("10.0.0.0/24")}}
+	internal := destination.Policy{Allow: []string{destination.AnyHost}, AllowAddrs: []netip.Prefix{netip.MustParsePrefix("10.0.0.0/24")}}
 	fmt.Println(internal.Check("https://10.0.0.7/internal"))
 	err := public.Check("https://10.0.0.7/internal")
 	var re *destination.RefusedError
 	fmt.Println(errors.Is(err, destination.ErrRefused), errors.As(err, &re) && re.Host == "10.0.0.7")
 	// Output:
+	// destination: api.example.com refused: the destination policy allows no host (list it, or * for any public host)
 	// <nil>
 	// destination: api.example.com refused: scheme http is not allowed (https only)
 	// destination: 169.254.169.254 refused: address 169.254.169.254 is a cloud metadata address

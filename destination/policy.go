@@ -28,9 +28,28 @@ const (
 	maxHostBytes = 253
 )
 
+// AnyHost is the [Policy.Allow] pattern that allows any host whose
+// addresses are allowed: with the defaults, HTTPS to public addresses (see
+// [PublicHTTPS]).
+const AnyHost = "*"
+
+// PublicHTTPS returns the policy that allows HTTPS to any host whose
+// addresses are public: Allow [AnyHost] and nothing else. It is what the
+// zero Policy allowed before Sortie closed outbound calls by default.
+func PublicHTTPS() *Policy { return &Policy{Allow: []string{AnyHost}} }
+
+// LoopbackHTTP returns the policy of local development and tests: HTTP or
+// HTTPS to this machine's loopback addresses (127.0.0.0/8, ::1, the name
+// localhost) and nowhere else.
+func LoopbackHTTP() *Policy {
+	return &Policy{Allow: []string{"127.0.0.1", "::1", "localhost"}, AllowHTTP: true,
+		AllowAddrs: []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8"), netip.MustParsePrefix("::1/128")}}
+}
+
 // Policy says where outbound HTTP calls made on a run's behalf may go. The
-// zero Policy allows HTTPS to any host whose addresses are public, with at
-// most 5 redirects. It is checked on every request and redirect (scheme and
+// zero Policy allows nothing: every host must be listed in Allow, or
+// Allow must hold [AnyHost] for any host whose addresses are public, with
+// at most 5 redirects. It is checked on every request and redirect (scheme and
 // host) and on every connection, at dial time, against the address actually
 // connected to, so redirects, DNS rebinding and Happy Eyeballs fallbacks
 // cannot get around it. Environment proxies are never used.
@@ -48,9 +67,10 @@ const (
 type Policy struct {
 	// Allow is the host allowlist: exact names ("api.example.com"), or
 	// "*.example.com" for any name under example.com (not example.com
-	// itself), or IP addresses; case-insensitive, without port. Allowing
-	// a host does not allow a refused address: AllowAddrs does.
-	// Optional; defaults (empty) to any host whose addresses are allowed.
+	// itself), or IP addresses, or [AnyHost] ("*") for any host;
+	// case-insensitive, without port. Allowing a host does not allow a
+	// refused address: AllowAddrs does. Optional; empty allows no host,
+	// so every outbound call is refused.
 	Allow []string
 	// AllowAddrs are address ranges allowed even though they are refused
 	// by default, such as 127.0.0.1/32 in tests or 10.1.0.0/16 for an
@@ -90,6 +110,7 @@ type Policy struct {
 
 // compiled is a validated copy of a Policy.
 type compiled struct {
+	any      bool     // Allow holds AnyHost
 	exact    []string // lower-case names and canonical addresses
 	suffixes []string // ".example.com" of "*.example.com"
 	addrs    []netip.Prefix
@@ -148,6 +169,10 @@ func (e patternError) Error() string { return string(e) }
 
 // addPattern adds an Allow pattern.
 func (c *compiled) addPattern(pat string) error {
+	if pat == AnyHost {
+		c.any = true
+		return nil
+	}
 	if a, err := netip.ParseAddr(pat); err == nil {
 		c.exact = append(c.exact, a.Unmap().String())
 		return nil
@@ -158,7 +183,7 @@ func (c *compiled) addPattern(pat string) error {
 		name = name[2:]
 	}
 	if !validName(name) {
-		return patternError("want a host name, *.NAME or an IP address, without scheme, port or path")
+		return patternError("want a host name, *.NAME, an IP address or * for any host, without scheme, port or path")
 	}
 	if wild {
 		c.suffixes = append(c.suffixes, "."+name)
@@ -249,13 +274,16 @@ func (c *compiled) checkHost(host string) error {
 	if slices.Contains(metadataNames, name) {
 		return refused(host, "host %s is a cloud metadata service", name)
 	}
-	if len(c.exact) == 0 && len(c.suffixes) == 0 {
+	if c.any {
 		return nil
 	}
 	for _, s := range c.suffixes {
 		if strings.HasSuffix(name, s) {
 			return nil
 		}
+	}
+	if len(c.exact) == 0 && len(c.suffixes) == 0 {
+		return refused(host, "the destination policy allows no host (list it, or * for any public host)")
 	}
 	return refused(host, "host %s is not in the allowlist", name)
 }

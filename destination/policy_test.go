@@ -91,7 +91,8 @@ func TestAllowAddrs(t *testing.T) {
 }
 
 func TestCheckHost(t *testing.T) {
-	open, _ := (&Policy{}).compile()
+	closed, _ := (&Policy{}).compile()
+	open, _ := (&Policy{Allow: []string{AnyHost}}).compile()
 	listed, err := (&Policy{Allow: []string{"API.example.com", "*.example.org", "10.0.0.7", "metadata.google.internal"}}).compile()
 	if err != nil {
 		t.Fatal(err)
@@ -101,6 +102,8 @@ func TestCheckHost(t *testing.T) {
 		name, host string
 		want       string // "" allowed, else the reason
 	}{
+		{closed, "zero", "anything.example.net", "the destination policy allows no host (list it, or * for any public host)"},
+		{closed, "zero", "10.0.0.7", "the destination policy allows no host (list it, or * for any public host)"},
 		{open, "open", "anything.example.net", ""},
 		{open, "open", "metadata.google.internal", "host metadata.google.internal is a cloud metadata service"},
 		{open, "open", "Metadata.Google.Internal.", "host metadata.google.internal is a cloud metadata service"},
@@ -142,7 +145,8 @@ func TestValidate(t *testing.T) {
 		{"scheme in pattern", Policy{Allow: []string{"ok.example", "https://a.example.com"}}, "allow[1]"},
 		{"port in pattern", Policy{Allow: []string{"a.example.com:443"}}, "allow[0]"},
 		{"path in pattern", Policy{Allow: []string{"a.example.com/x"}}, "allow[0]"},
-		{"bare star", Policy{Allow: []string{"*"}}, "allow[0]"},
+		{"any host", Policy{Allow: []string{"*"}}, ""},
+		{"star with a port", Policy{Allow: []string{"*:443"}}, "allow[0]"},
 		{"inner star", Policy{Allow: []string{"a.*.example.com"}}, "allow[0]"},
 		{"empty pattern", Policy{Allow: []string{""}}, "allow[0]"},
 		{"empty label", Policy{Allow: []string{"a..example.com"}}, "allow[0]"},
@@ -175,7 +179,11 @@ func TestValidate(t *testing.T) {
 }
 
 func TestCheck(t *testing.T) {
-	p := Policy{AllowAddrs: []netip.Prefix{netip.MustParsePrefix("127.0.0.1/32")}}
+	p := Policy{Allow: []string{AnyHost}, AllowAddrs: []netip.Prefix{netip.MustParsePrefix("127.0.0.1/32")}}
+	var zero Policy
+	if err := zero.Check("https://example.com/hook"); !errors.Is(err, ErrRefused) {
+		t.Errorf("zero Policy: Check(https://example.com/hook) = %v, want ErrRefused", err)
+	}
 	for _, tc := range []struct{ url, want string }{
 		{"https://127.0.0.1:8443/hook", ""},
 		{"https://example.com/hook", ""},

@@ -108,7 +108,7 @@ func (c *Call) Logger() *slog.Logger { return c.log }
 
 // HTTPClient returns the HTTP client the handler must use for outbound
 // calls made on the run's behalf. It enforces the worker's destination
-// policy ([Worker.Destinations]; by default HTTPS to public addresses only)
+// policy ([Worker.Destinations]; by default no destination at all)
 // on every request, redirect and connection: a refused destination fails
 // with an error matching destination.ErrRefused, before any connection to
 // it. It is shared by the worker's attempts: bound each request with the
@@ -121,7 +121,8 @@ func (c *Call) HTTPClient() *http.Client { return c.client }
 // when its policy is collected.
 var httpClients sync.Map // weak.Pointer[destination.Policy] -> func() (*http.Client, error)
 
-// defaultDestinations is the policy of a worker without Destinations.
+// defaultDestinations is the policy of a worker without Destinations: the
+// zero policy, which allows no destination.
 var defaultDestinations = &destination.Policy{}
 
 // httpClientFor returns the client of p (nil: the zero policy), building

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"net/netip"
@@ -61,7 +62,7 @@ func TestCallHTTPClientDestinations(t *testing.T) {
 	if _, err := w.Execute(context.Background(), testInvocation("go:h", ""), rep); err != nil {
 		t.Fatalf("Execute(default Destinations) = %v", err)
 	}
-	want := &sortie.ErrorMessage{Type: errTypeError, Message: "refused: address 127.0.0.1 is loopback"}
+	want := &sortie.ErrorMessage{Type: errTypeError, Message: "refused: the destination policy allows no host (list it, or * for any public host)"}
 	if d := cmp.Diff(want, rep.finished().Error); d != "" {
 		t.Errorf("handler GET %s with the default policy finished with (-want +got):\n%s", url, d)
 	}
@@ -72,7 +73,7 @@ func TestCallHTTPClientDestinations(t *testing.T) {
 	w, _ = newWorker(register(fetchHandler(url, clients)))
 	roots := x509.NewCertPool()
 	roots.AddCert(srv.Certificate())
-	w.Destinations = &destination.Policy{AllowAddrs: []netip.Prefix{netip.MustParsePrefix("127.0.0.1/32")}, RootCAs: roots}
+	w.Destinations = &destination.Policy{Allow: []string{destination.AnyHost}, AllowAddrs: []netip.Prefix{netip.MustParsePrefix("127.0.0.1/32")}, RootCAs: roots}
 	workers := []*Worker{w, {Registry: w.Registry, Logger: w.Logger, Destinations: w.Destinations}}
 	for i, w := range workers {
 		rep = newRecorder(t)
@@ -89,6 +90,66 @@ func TestCallHTTPClientDestinations(t *testing.T) {
 	_, second, third := <-clients, <-clients, <-clients
 	if second != third {
 		t.Errorf("Call.HTTPClient() differs between workers with one Destinations policy, want one client per policy")
+	}
+}
+
+// outcomeHandler GETs url with the call's HTTP client and returns what
+// happened: "refused: REASON", "failed" or "reached".
+func outcomeHandler(url string) Handler {
+	return func(ctx context.Context, c *Call) (any, error) {
+		req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+		if err != nil {
+			return nil, Permanent(err)
+		}
+		resp, err := c.HTTPClient().Do(req)
+		var re *destination.RefusedError
+		switch {
+		case errors.As(err, &re):
+			return "refused: " + re.Reason, nil
+		case err != nil:
+			return "failed", nil
+		}
+		resp.Body.Close()
+		return "reached", nil
+	}
+}
+
+// A handler of a worker without a destination policy cannot reach a
+// public host: the request is refused before any lookup. A test resolver
+// counts lookups and answers none, so nothing leaves the machine; the
+// public-HTTPS policy with the same resolver does look the host up, which
+// shows the count would see an attempt.
+func TestNoPolicyReachesNoPublicHost(t *testing.T) {
+	var lookups atomic.Int32
+	resolver := &net.Resolver{PreferGo: true, Dial: func(context.Context, string, string) (net.Conn, error) {
+		lookups.Add(1)
+		return nil, errors.New("no DNS in this test")
+	}}
+	const url = "https://api.public-host.example/v1/things"
+	const closed = `"refused: the destination policy allows no host (list it, or * for any public host)"`
+	for _, c := range []struct {
+		name   string
+		policy *destination.Policy
+		want   string
+		lookup bool
+	}{
+		{"no policy", nil, closed, false},
+		{"zero policy with the test resolver", &destination.Policy{Resolver: resolver}, closed, false},
+		{"public HTTPS with the test resolver", &destination.Policy{Allow: []string{destination.AnyHost}, Resolver: resolver}, `"failed"`, true},
+	} {
+		lookups.Store(0)
+		w, _ := newWorker(register(outcomeHandler(url)))
+		w.Destinations = c.policy
+		rep := newRecorder(t)
+		if _, err := w.Execute(context.Background(), testInvocation("go:h", ""), rep); err != nil {
+			t.Fatalf("%s: Execute = %v", c.name, err)
+		}
+		if got := string(rep.finished().Result); got != c.want {
+			t.Errorf("%s: handler GET %s = %s, want %s", c.name, url, got, c.want)
+		}
+		if got := lookups.Load() > 0; got != c.lookup {
+			t.Errorf("%s: the test resolver saw %d lookups, want any: %v", c.name, lookups.Load(), c.lookup)
+		}
 	}
 }
 

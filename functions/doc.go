@@ -37,7 +37,8 @@
 // the attempt's next heartbeat and its finish, so a worker that crashes
 // loses at most its last window's events; [Call.Flush] sends them at once), resume data, inline configuration, logger, and the HTTP
 // client every outbound call must use ([Call.HTTPClient], bound by the
-// destination policy [Worker.Destinations]). Each attempt is traced: a
+// destination policy [Worker.Destinations]; closed unless the host allows
+// destinations). Each attempt is traced: a
 // span "sortie.attempt" under the invocation's traceparent, with
 // "sortie.claim" and "sortie.finish"; an exec command gets TRACEPARENT. They end an attempt with a value
 // (the result), an error (retryable unless wrapped by [Permanent] or

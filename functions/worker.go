@@ -40,7 +40,9 @@ type Worker struct {
 	// first Execute with a policy builds its client, which every worker
 	// (and copy of one) with the same policy shares; later changes to the
 	// policy are not seen. Optional; defaults to the zero
-	// [destination.Policy]: HTTPS to public addresses only.
+	// [destination.Policy], which allows no destination: a worker makes no
+	// outbound call its host did not allow (destination.PublicHTTPS is
+	// HTTPS to any public address).
 	Destinations *destination.Policy
 	// EventWindow is how long an attempt's unsent event waits for more
 	// to join its batch: the reporter gets events in batches of up to

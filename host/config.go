@@ -77,7 +77,8 @@ type Config struct {
 	ConfigEnv []string
 	// Destinations is the destination policy of outbound calls: webhooks
 	// and the HTTP client handlers get (local workers). Optional; nil is
-	// the zero policy, HTTPS to public addresses only.
+	// the zero policy, which allows no destination: list the hosts, or
+	// destination.PublicHTTPS() for HTTPS to any public address.
 	Destinations *destination.Policy
 	// ReconcileInterval is how often [Host.RunReconciler] and [Host.Serve]
 	// retry or fail runs whose lease expired. Optional; defaults to 1 s.

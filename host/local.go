@@ -27,13 +27,14 @@ const (
 	EnvRuntimes = "SORTIE_RUNTIMES"
 	// EnvConfigEnv is Config.ConfigEnv, comma-separated.
 	EnvConfigEnv = "SORTIE_CONFIG_ENV"
-	// EnvAllowDestinations is Destinations.Allow, comma-separated.
-	EnvAllowDestinations = "SORTIE_ALLOW_DESTINATIONS"
+	// EnvAllowDestinations is Destinations.Allow, comma-separated ("*":
+	// any public host); destination.FromEnv reads the three variables.
+	EnvAllowDestinations = destination.EnvAllow
 	// EnvAllowDestinationAddrs is Destinations.AllowAddrs, comma-separated
 	// CIDR ranges.
-	EnvAllowDestinationAddrs = "SORTIE_ALLOW_DESTINATION_ADDRS"
+	EnvAllowDestinationAddrs = destination.EnvAllowAddrs
 	// EnvAllowHTTPDestinations is "1" when Destinations.AllowHTTP is set.
-	EnvAllowHTTPDestinations = "SORTIE_ALLOW_HTTP_DESTINATIONS"
+	EnvAllowHTTPDestinations = destination.EnvAllowHTTP
 )
 
 // callbackClient sends a worker's callbacks to the host that launched it
@@ -89,7 +90,7 @@ func (h *Host) workerEnv() ([]string, error) {
 	if len(h.cfg.ConfigEnv) > 0 {
 		env = append(env, EnvConfigEnv+"="+strings.Join(h.cfg.ConfigEnv, ","))
 	}
-	env = append(env, destinationEnv(h.cfg.Destinations)...)
+	env = append(env, h.cfg.Destinations.Env()...)
 	env = append(env, otelEnv()...)
 	if h.cfg.Runtimes != "" {
 		abs, err := filepath.Abs(h.cfg.Runtimes)
@@ -99,28 +100,6 @@ func (h *Host) workerEnv() ([]string, error) {
 		env = append(env, EnvRuntimes+"="+abs)
 	}
 	return env, nil
-}
-
-// destinationEnv is p in the variables a worker subprocess reads.
-func destinationEnv(p *destination.Policy) []string {
-	if p == nil {
-		return nil
-	}
-	var out []string
-	if len(p.Allow) > 0 {
-		out = append(out, EnvAllowDestinations+"="+strings.Join(p.Allow, ","))
-	}
-	if len(p.AllowAddrs) > 0 {
-		addrs := make([]string, len(p.AllowAddrs))
-		for i, a := range p.AllowAddrs {
-			addrs[i] = a.String()
-		}
-		out = append(out, EnvAllowDestinationAddrs+"="+strings.Join(addrs, ","))
-	}
-	if p.AllowHTTP {
-		out = append(out, EnvAllowHTTPDestinations+"=1")
-	}
-	return out
 }
 
 // NewWorker returns the worker of cfg's local launcher, the one an

@@ -25,7 +25,7 @@ import (
 // the policy refuses is refused when it is set.
 func TestServeDeliversSignedWebhooks(t *testing.T) {
 	dir := t.TempDir()
-	policy := &destination.Policy{AllowAddrs: []netip.Prefix{netip.MustParsePrefix("127.0.0.1/32")}, AllowHTTP: true}
+	policy := &destination.Policy{Allow: []string{"127.0.0.1"}, AllowAddrs: []netip.Prefix{netip.MustParsePrefix("127.0.0.1/32")}, AllowHTTP: true}
 	s := serve(t, host.Config{StateDir: dir, InProcess: true, Destinations: policy}, nil)
 	var keys struct {
 		Primary string              `json:"primary"`

@@ -26,7 +26,7 @@ import (
 var _ server.PushKeys = (*push.Dispatcher)(nil)
 
 func TestPushConfigRoutes(t *testing.T) {
-	policy := &destination.Policy{}
+	policy := destination.PublicHTTPS()
 	r := newRig(t, &server.Options{CheckPushURL: policy.Check})
 	ctx := context.Background()
 	run := r.submit(t, `{"events": 0}`)
@@ -81,7 +81,7 @@ func TestReplacedPushConfigDeliversAgain(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	policy := &destination.Policy{AllowAddrs: []netip.Prefix{netip.MustParsePrefix("127.0.0.1/32")}, AllowHTTP: true}
+	policy := &destination.Policy{Allow: []string{"127.0.0.1"}, AllowAddrs: []netip.Prefix{netip.MustParsePrefix("127.0.0.1/32")}, AllowHTTP: true}
 	client, _ := policy.Client()
 	var d *push.Dispatcher
 	r := newRig(t, &server.Options{CheckPushURL: policy.Check, Pushes: late{&d}})

@@ -41,8 +41,10 @@ func (m *module) containerEnv(t *testing.T, c *hclsyntax.Body) map[string]string
 func TestGCPContainerEnvironment(t *testing.T) {
 	m := parseModule(t, "gcp")
 	reads := map[string]bool{}
-	for _, v := range goConsts(t, "../functions/cloudrun", "Env") {
-		reads[v] = true
+	for _, dir := range []string{"../functions/cloudrun", "../destination"} {
+		for _, v := range goConsts(t, dir, "Env") {
+			reads[v] = true
+		}
 	}
 	// Set by Cloud Run itself or per execution by the launcher, never by the module.
 	notSet := []string{fncloudrun.EnvInvocation, fncloudrun.EnvPort, fncloudrun.EnvExecution}

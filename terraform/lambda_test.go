@@ -18,8 +18,10 @@ import (
 func TestAWSFunctionEnvironment(t *testing.T) {
 	m := parseModule(t, "aws")
 	reads := map[string]bool{}
-	for _, v := range goConsts(t, "../functions/lambda", "Env") {
-		reads[v] = true
+	for _, dir := range []string{"../functions/lambda", "../destination"} {
+		for _, v := range goConsts(t, dir, "Env") {
+			reads[v] = true
+		}
 	}
 	required := map[string][]string{
 		lambdafn.ModeWorker:     {lambdafn.EnvMode, lambdafn.EnvTable, lambdafn.EnvKMSKeys},

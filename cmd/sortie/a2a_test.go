@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sortie-run/sortie/destination"
 	"github.com/sortie-run/sortie/remote"
 	ra2a "github.com/sortie-run/sortie/remote/a2a"
 )
@@ -31,7 +32,7 @@ func TestServeSpeaksA2A(t *testing.T) {
 			t.Fatalf("agent card %s lacks skill %s", card, skill)
 		}
 	}
-	tr := ra2a.New(nil)
+	tr := ra2a.New(&ra2a.Options{Destinations: destination.LoopbackHTTP()})
 	defer tr.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
@@ -52,7 +53,7 @@ func TestServeSpeaksA2A(t *testing.T) {
 // host's API never shows the token's ciphertext.
 func TestServeDeliversA2APushWithToken(t *testing.T) {
 	c := newCLI(t)
-	url, _ := startServe(t, c, nil, "--allow-destination-addrs", "127.0.0.1/32", "--allow-http-destinations")
+	url, _ := startServe(t, c, nil, "--allow-destination", "127.0.0.1", "--allow-destination-addrs", "127.0.0.1/32", "--allow-http-destinations")
 	got := make(chan string, 16)
 	recv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		b, _ := io.ReadAll(r.Body)
@@ -61,7 +62,7 @@ func TestServeDeliversA2APushWithToken(t *testing.T) {
 		}
 	}))
 	defer recv.Close()
-	tr := ra2a.New(nil)
+	tr := ra2a.New(&ra2a.Options{Destinations: destination.LoopbackHTTP()})
 	defer tr.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()

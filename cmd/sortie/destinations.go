@@ -20,7 +20,7 @@ type destinationFlags struct {
 }
 
 func (d *destinationFlags) register(f *pflag.FlagSet) {
-	f.StringSliceVar(&d.allow, "allow-destination", envList(host.EnvAllowDestinations), "hosts outbound calls (webhooks, handlers' HTTP client) may reach, e.g. api.example.com or *.example.com; any public host when empty (env SORTIE_ALLOW_DESTINATIONS)")
+	f.StringSliceVar(&d.allow, "allow-destination", envList(host.EnvAllowDestinations), "hosts outbound calls (webhooks, handlers' HTTP client) may reach, e.g. api.example.com or *.example.com, or '*' for any public host; none when empty: outbound calls are closed by default (env SORTIE_ALLOW_DESTINATIONS)")
 	f.StringSliceVar(&d.addrs, "allow-destination-addrs", envList(host.EnvAllowDestinationAddrs), "address ranges outbound calls may reach although private, loopback or link-local, e.g. 10.1.0.0/16 (env SORTIE_ALLOW_DESTINATION_ADDRS)")
 	f.BoolVar(&d.allowHTTP, "allow-http-destinations", os.Getenv(host.EnvAllowHTTPDestinations) == "1", "allow plain http outbound calls (env SORTIE_ALLOW_HTTP_DESTINATIONS=1)")
 }

@@ -51,7 +51,8 @@ func newPushCmd(g *globals) *cobra.Command {
 		Long: `A run's push configurations are webhooks its state changes are POSTed to, signed
 per Standard Webhooks with the host's key (webhook-keys.json in the state directory
 of sortie serve), at least once, with retries and backoff. Webhook URLs must pass the
-destination policy (--allow-destination, --allow-destination-addrs).`,
+destination policy (--allow-destination, '*' for any public host, and
+--allow-destination-addrs); with none, every webhook URL is refused.`,
 	}
 	var cfg sortie.PushConfig
 	set := &cobra.Command{

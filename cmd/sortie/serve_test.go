@@ -168,7 +168,7 @@ func runCmd(t *testing.T, cmd *exec.Cmd) result {
 // refused when it is set.
 func TestServeDeliversSignedPushWebhooks(t *testing.T) {
 	c := newCLI(t)
-	url, _ := startServe(t, c, nil, "--allow-destination-addrs", "127.0.0.1/32", "--allow-http-destinations")
+	url, _ := startServe(t, c, nil, "--allow-destination", "127.0.0.1", "--allow-destination-addrs", "127.0.0.1/32", "--allow-http-destinations")
 	var f struct { // host.WebhookKeysFile's format
 		Primary string              `json:"primary"`
 		Keys    map[string][]string `json:"keys"`

@@ -11,6 +11,7 @@ import (
 
 	"github.com/sortie-run/sortie"
 	"github.com/sortie-run/sortie/crypto/keyring"
+	"github.com/sortie-run/sortie/destination"
 	"github.com/sortie-run/sortie/functions"
 )
 
@@ -115,6 +116,10 @@ type Env struct {
 	// Invocation is the raw [EnvInvocation] value (job mode).
 	Invocation string
 	LogLevel   slog.Level
+	// Destinations is the worker's destination policy, from
+	// destination.EnvAllow and its siblings; with none set, the zero
+	// policy: handlers reach no destination.
+	Destinations *destination.Policy
 }
 
 // LoadEnv reads the Env* variables through getenv (os.Getenv) and
@@ -157,6 +162,11 @@ func LoadEnv(getenv func(string) string) (*Env, error) {
 			return nil, sortie.Invalidf(EnvLogLevel, "%q is not debug, info, warn or error", lvl)
 		}
 	}
+	p, err := destination.FromEnv(getenv)
+	if err != nil {
+		return nil, err
+	}
+	e.Destinations = p
 	return e, nil
 }
 

@@ -10,6 +10,7 @@ import (
 
 	"github.com/sortie-run/sortie"
 	"github.com/sortie-run/sortie/controlplane/sqlite"
+	"github.com/sortie-run/sortie/destination"
 	"github.com/sortie-run/sortie/functions"
 	"github.com/sortie-run/sortie/functions/cloudrun"
 )
@@ -68,6 +69,7 @@ func TestLoadEnv(t *testing.T) {
 		{map[string]string{cloudrun.EnvInvocation: "{}", cloudrun.EnvKMSKeys: "no-equals"}, cloudrun.EnvKMSKeys},
 		{map[string]string{cloudrun.EnvMode: "service", cloudrun.EnvAudience: "https://x", cloudrun.EnvTriggerRules: "/r.json",
 			cloudrun.EnvJob: "projects/p/locations/l/jobs/j"}, cloudrun.EnvTriggerRules},
+		{map[string]string{cloudrun.EnvSQLitePath: "/x", cloudrun.EnvInvocation: "{}", destination.EnvAllowHTTP: "yes"}, destination.EnvAllowHTTP},
 	}
 	for _, c := range cases {
 		_, err := cloudrun.LoadEnv(func(k string) string { return c.env[k] })
@@ -78,8 +80,8 @@ func TestLoadEnv(t *testing.T) {
 	}
 	env := map[string]string{cloudrun.EnvSQLitePath: "/x", cloudrun.EnvMode: "service", cloudrun.EnvAudience: "https://w.run.app"}
 	e, err := cloudrun.LoadEnv(func(k string) string { return env[k] })
-	if err != nil || e.Port != "8080" {
-		t.Errorf("LoadEnv(service defaults) = %+v, %v; want port 8080", e, err)
+	if err != nil || e.Port != "8080" || e.Destinations.Check("https://api.example.com/") == nil {
+		t.Errorf("LoadEnv(service defaults) = %+v, %v; want port 8080 and a destination policy that allows nothing", e, err)
 	}
 	env = map[string]string{cloudrun.EnvDynamoTable: "t", cloudrun.EnvInvocation: "{}", cloudrun.EnvAWSRoleARN: "arn:aws:iam::1:role/r"}
 	e, err = cloudrun.LoadEnv(func(k string) string { return env[k] })

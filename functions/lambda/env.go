@@ -5,6 +5,7 @@ import (
 
 	"github.com/sortie-run/sortie"
 	"github.com/sortie-run/sortie/crypto/keyring"
+	"github.com/sortie-run/sortie/destination"
 	"github.com/sortie-run/sortie/functions"
 )
 
@@ -50,6 +51,10 @@ type Env struct {
 	Keys      [][2]string
 	ConfigEnv []string
 	LogLevel  slog.Level
+	// Destinations is the worker's destination policy, from
+	// destination.EnvAllow and its siblings; with none set, the zero
+	// policy: handlers reach no destination.
+	Destinations *destination.Policy
 }
 
 // LoadEnv reads the Env* variables through getenv (os.Getenv) and
@@ -80,6 +85,9 @@ func LoadEnv(getenv func(string) string) (*Env, error) {
 		if err := e.LogLevel.UnmarshalText([]byte(lvl)); err != nil {
 			return nil, sortie.Invalidf(EnvLogLevel, "%q is not debug, info, warn or error", lvl)
 		}
+	}
+	if e.Destinations, err = destination.FromEnv(getenv); err != nil {
+		return nil, err
 	}
 	return e, nil
 }

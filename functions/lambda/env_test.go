@@ -7,6 +7,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/sortie-run/sortie"
+	"github.com/sortie-run/sortie/destination"
 	fnlambda "github.com/sortie-run/sortie/functions/lambda"
 )
 
@@ -15,6 +16,7 @@ func TestLoadEnv(t *testing.T) {
 		fnlambda.EnvTable:     "runs",
 		fnlambda.EnvKMSKeys:   "k1=arn:aws:kms:eu-west-1:1:key/a, k2=arn:aws:kms:eu-west-1:1:key/b",
 		fnlambda.EnvConfigEnv: "API_TOKEN, OTHER",
+		destination.EnvAllow:  "*",
 	}
 	got, err := fnlambda.LoadEnv(func(k string) string { return env[k] })
 	if err != nil {
@@ -22,15 +24,16 @@ func TestLoadEnv(t *testing.T) {
 	}
 	want := &fnlambda.Env{Mode: fnlambda.ModeWorker, Table: "runs",
 		Keys:      [][2]string{{"k1", "arn:aws:kms:eu-west-1:1:key/a"}, {"k2", "arn:aws:kms:eu-west-1:1:key/b"}},
-		ConfigEnv: []string{"API_TOKEN", "OTHER"}}
+		ConfigEnv: []string{"API_TOKEN", "OTHER"}, Destinations: destination.PublicHTTPS()}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("LoadEnv (-want +got):\n%s", diff)
 	}
 	bad := map[string]map[string]string{
-		fnlambda.EnvTable:    {},
-		fnlambda.EnvMode:     {fnlambda.EnvTable: "runs", fnlambda.EnvMode: "both"},
-		fnlambda.EnvKMSKeys:  {fnlambda.EnvTable: "runs", fnlambda.EnvKMSKeys: "no-equals"},
-		fnlambda.EnvLogLevel: {fnlambda.EnvTable: "runs", fnlambda.EnvLogLevel: "loud"},
+		fnlambda.EnvTable:         {},
+		fnlambda.EnvMode:          {fnlambda.EnvTable: "runs", fnlambda.EnvMode: "both"},
+		fnlambda.EnvKMSKeys:       {fnlambda.EnvTable: "runs", fnlambda.EnvKMSKeys: "no-equals"},
+		fnlambda.EnvLogLevel:      {fnlambda.EnvTable: "runs", fnlambda.EnvLogLevel: "loud"},
+		destination.EnvAllowAddrs: {fnlambda.EnvTable: "runs", destination.EnvAllowAddrs: "10.0.0.1"},
 	}
 	for field, env := range bad {
 		_, err := fnlambda.LoadEnv(func(k string) string { return env[k] })

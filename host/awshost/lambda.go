@@ -25,7 +25,8 @@ func FromEnv(env *fnlambda.Env) Config {
 
 // Function builds the Lambda function of env (functions/lambda's LoadEnv
 // reads it): in worker mode a [fnlambda.Handler] whose worker runs reg's
-// handlers and opens inline configuration with the KMS keyring (env's
+// handlers under env's destination policy (closed unless the function's
+// environment allows destinations) and opens inline configuration with the KMS keyring (env's
 // ConfigEnv is the allowlist); in reconciler mode the same handler with an
 // engine factory launching on env's worker function; in trigger mode the
 // rules of env's TriggerRules routing events to runs of agents. The host
@@ -39,7 +40,7 @@ func Function(ctx context.Context, env *fnlambda.Env, reg *functions.Registry, a
 	if env.Mode == fnlambda.ModeTrigger {
 		return h.triggerHandler(env, agents, log)
 	}
-	w := &functions.Worker{Registry: reg, Logger: log}
+	w := &functions.Worker{Registry: reg, Logger: log, Destinations: env.Destinations}
 	if s := h.Sealer(); s != nil {
 		w.InlineConfig = &functions.InlineConfig{Opener: s, Allow: env.ConfigEnv}
 	}

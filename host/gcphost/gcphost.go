@@ -42,7 +42,8 @@ type Container struct {
 }
 
 // OpenContainer opens env's keyring and control plane and builds the
-// worker of reg's handlers, logging to log (nil: slog.Default()). It makes
+// worker of reg's handlers under env's destination policy (closed unless
+// the environment allows destinations), logging to log (nil: slog.Default()). It makes
 // no call to Cloud KMS or AWS. A bad keyring is a [*sortie.ValidationError]
 // naming [fncloudrun.EnvKMSKeys]. The caller closes the container.
 func OpenContainer(ctx context.Context, env *fncloudrun.Env, reg *functions.Registry, log *slog.Logger) (*Container, error) {
@@ -58,7 +59,7 @@ func OpenContainer(ctx context.Context, env *fncloudrun.Env, reg *functions.Regi
 		ring.Close()
 		return nil, err
 	}
-	w := &functions.Worker{Registry: reg, Logger: log}
+	w := &functions.Worker{Registry: reg, Logger: log, Destinations: env.Destinations}
 	if ring != nil {
 		w.InlineConfig = &functions.InlineConfig{Opener: ring.Config, Allow: env.ConfigEnv}
 	}

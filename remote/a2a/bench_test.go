@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/sortie-run/sortie"
+	"github.com/sortie-run/sortie/destination"
 	"github.com/sortie-run/sortie/remote"
 	ra2a "github.com/sortie-run/sortie/remote/a2a"
 	"github.com/sortie-run/sortie/remote/remotetest"
@@ -34,7 +35,7 @@ func BenchmarkA2ASendToResult(b *testing.B) {
 	}
 	srv := httptest.NewServer(h)
 	defer srv.Close()
-	tr := ra2a.New(nil)
+	tr := ra2a.New(&ra2a.Options{Destinations: destination.LoopbackHTTP()})
 	defer tr.Close()
 	const inFlight = 16
 	next := make(chan int)

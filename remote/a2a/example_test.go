@@ -7,6 +7,7 @@ import (
 	"net/http/httptest"
 
 	"github.com/sortie-run/sortie"
+	"github.com/sortie-run/sortie/destination"
 	"github.com/sortie-run/sortie/remote"
 	ra2a "github.com/sortie-run/sortie/remote/a2a"
 	"github.com/sortie-run/sortie/remote/remotetest"
@@ -29,7 +30,7 @@ func ExampleTransport_Send() {
 	srv := httptest.NewServer(handler)
 	defer srv.Close()
 
-	tr := ra2a.New(nil)
+	tr := ra2a.New(&ra2a.Options{Destinations: destination.LoopbackHTTP()})
 	defer tr.Close()
 	res, err := tr.Send(context.Background(), &remote.CallRequest{AgentURL: srv.URL, Skill: "probe",
 		Message: remote.Message{Data: json.RawMessage(`{"events":1,"output":{"greeting":"hello"}}`)}})

@@ -11,6 +11,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/sortie-run/sortie/destination"
 	"github.com/sortie-run/sortie/remote"
 	ra2a "github.com/sortie-run/sortie/remote/a2a"
 	"github.com/sortie-run/sortie/remote/remotetest"
@@ -28,7 +29,7 @@ func newAgent(t *testing.T) (string, *ra2a.Transport, *remotetest.Host) {
 	}
 	srv := httptest.NewServer(handler)
 	t.Cleanup(srv.Close)
-	tr := ra2a.New(&ra2a.Options{PollInterval: 10 * time.Millisecond})
+	tr := ra2a.New(&ra2a.Options{PollInterval: 10 * time.Millisecond, Destinations: destination.LoopbackHTTP()})
 	t.Cleanup(func() { _ = tr.Close() })
 	return srv.URL, tr, h
 }

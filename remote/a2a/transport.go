@@ -15,15 +15,24 @@ import (
 	"github.com/a2aproject/a2a-go/v2/a2aclient/agentcard"
 
 	"github.com/sortie-run/sortie"
+	"github.com/sortie-run/sortie/destination"
 	"github.com/sortie-run/sortie/remote"
 )
 
 // Options configures a [Transport]. A nil *Options means the defaults.
 type Options struct {
-	// HTTPClient carries every request (card, calls, streams). Optional;
-	// defaults to a client without an overall timeout (calls are bounded
-	// by their ctx and [remote.CallRequest.Timeout]).
+	// HTTPClient carries every request (card, calls, streams); it must
+	// enforce the destination policy of the process (a handler passes its
+	// functions.Call.HTTPClient()). Optional; defaults to the client of
+	// Destinations, without an overall timeout (calls are bounded by
+	// their ctx and [remote.CallRequest.Timeout]).
 	HTTPClient *http.Client
+	// Destinations is the destination policy of the default client: the
+	// agents' hosts it may reach (destination.PublicHTTPS for any public
+	// HTTPS host). Ignored when HTTPClient is set. Optional; nil is the
+	// zero policy, which allows no host: every call is refused with an
+	// error matching destination.ErrRefused.
+	Destinations *destination.Policy
 	// Interceptors run around every A2A call (authentication headers, for
 	// example a2aclient.AuthInterceptor). Optional.
 	Interceptors []a2aclient.CallInterceptor
@@ -36,7 +45,8 @@ type Options struct {
 // [remote.TaskTransport], keeps one a2a-go client per agent URL and is
 // safe for concurrent use. Close it when done.
 type Transport struct {
-	opts Options
+	opts    Options
+	optsErr error // an invalid Destinations, returned by every call
 
 	mu      sync.Mutex
 	clients map[string]*a2aclient.Client
@@ -54,7 +64,7 @@ func New(opts *Options) *Transport {
 		t.opts = *opts
 	}
 	if t.opts.HTTPClient == nil {
-		t.opts.HTTPClient = &http.Client{}
+		t.opts.HTTPClient, t.optsErr = t.opts.Destinations.Client()
 	}
 	if t.opts.PollInterval <= 0 {
 		t.opts.PollInterval = 500 * time.Millisecond
@@ -79,6 +89,9 @@ func (t *Transport) Close() error {
 func (t *Transport) client(ctx context.Context, agentURL string, card json.RawMessage) (*a2aclient.Client, error) {
 	if err := remote.CheckAgentURL(agentURL); err != nil {
 		return nil, err
+	}
+	if t.optsErr != nil {
+		return nil, fmt.Errorf("a2a: destinations: %w", t.optsErr)
 	}
 	t.mu.Lock()
 	c, ok := t.clients[agentURL]

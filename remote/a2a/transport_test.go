@@ -12,6 +12,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/sortie-run/sortie"
+	"github.com/sortie-run/sortie/destination"
 	"github.com/sortie-run/sortie/internal/testwait"
 	"github.com/sortie-run/sortie/remote"
 	ra2a "github.com/sortie-run/sortie/remote/a2a"
@@ -223,5 +224,25 @@ func TestNodeOverA2AMirrorsCancellation(t *testing.T) {
 	}
 	if run := h.Wait(t, sortie.RunID(taskID)); run.State != sortie.StateCancelled {
 		t.Errorf("remote task after the caller cancelled is %s, want cancelled", run.State)
+	}
+}
+
+// A transport without a destination policy reaches no agent: the card
+// request is refused before it is sent.
+func TestTheDefaultClientGoesThroughTheDestinationPolicy(t *testing.T) {
+	url, _, h := newAgent(t)
+	tr := ra2a.New(nil)
+	t.Cleanup(func() { _ = tr.Close() })
+	_, err := tr.Send(testCtx(t), call(url, `{"events":0}`))
+	if !errors.Is(err, destination.ErrRefused) {
+		t.Errorf("Send with the default options = %v, want destination.ErrRefused", err)
+	}
+	if page, err := h.Engine.List(testCtx(t), sortie.ListQuery{}); err != nil || len(page.Runs) != 0 {
+		t.Errorf("runs on the agent = %d (%v), want none", len(page.Runs), err)
+	}
+	bad := ra2a.New(&ra2a.Options{Destinations: &destination.Policy{Allow: []string{"https://x"}}})
+	var ve *sortie.ValidationError
+	if _, err := bad.Send(testCtx(t), call(url, `{}`)); !errors.As(err, &ve) {
+		t.Errorf("Send with an invalid policy = %v, want a ValidationError", err)
 	}
 }

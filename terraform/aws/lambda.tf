@@ -38,8 +38,9 @@ resource "aws_lambda_function" "worker" {
 
   environment {
     variables = merge(local.common_env, {
-      SORTIE_LAMBDA_MODE = "worker"
-      SORTIE_CONFIG_ENV  = join(",", var.config_env)
+      SORTIE_LAMBDA_MODE        = "worker"
+      SORTIE_CONFIG_ENV         = join(",", var.config_env)
+      SORTIE_ALLOW_DESTINATIONS = join(",", var.allow_destinations)
     })
   }
 

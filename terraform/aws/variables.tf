@@ -115,6 +115,12 @@ variable "config_env" {
   default     = []
 }
 
+variable "allow_destinations" {
+  type        = list(string)
+  description = "Hosts the worker's handlers may call (SORTIE_ALLOW_DESTINATIONS): names, *.example.com, addresses, or \"*\" for HTTPS to any public host. Empty (the default) allows no outbound call."
+  default     = []
+}
+
 variable "log_level" {
   type        = string
   description = "Log level of the functions: debug, info, warn or error."

@@ -22,6 +22,8 @@ locals {
       SORTIE_LOG_LEVEL  = var.log_level
       SORTIE_KMS_KEYS   = local.kms_keys
       SORTIE_CONFIG_ENV = join(",", var.config_env)
+      # The workers' destination policy; empty allows no outbound call.
+      SORTIE_ALLOW_DESTINATIONS = join(",", var.allow_destinations)
     },
     { for k, v in {
       SORTIE_DYNAMODB_TABLE = var.dynamodb_table

@@ -149,6 +149,12 @@ variable "eventarc" {
   }
 }
 
+variable "allow_destinations" {
+  type        = list(string)
+  description = "Hosts the workers' handlers may call (SORTIE_ALLOW_DESTINATIONS): names, *.example.com, addresses, or \"*\" for HTTPS to any public host. Empty (the default) allows no outbound call."
+  default     = []
+}
+
 variable "labels" {
   type        = map(string)
   description = "Labels of every resource that takes them."
