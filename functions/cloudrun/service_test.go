@@ -1,12 +1,15 @@
 package cloudrun_test
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/sortie-run/sortie"
 	"github.com/sortie-run/sortie/controlplane/sqlite"
@@ -87,5 +90,23 @@ func TestLoadEnv(t *testing.T) {
 	e, err = cloudrun.LoadEnv(func(k string) string { return env[k] })
 	if err != nil || e.AWSTokenAudience != cloudrun.DefaultAWSTokenAudience || e.AWSRoleARN != env[cloudrun.EnvAWSRoleARN] {
 		t.Errorf("LoadEnv(federation) = %+v, %v; want the role and the default audience %s", e, err, cloudrun.DefaultAWSTokenAudience)
+	}
+}
+
+// Without a control plane, the service takes only invocations that report
+// over callbacks: one that reports to the control plane is refused (400)
+// before anything runs.
+func TestHandlerWithoutControlPlane(t *testing.T) {
+	h := &cloudrun.Handler{Worker: &functions.Worker{}, Verifier: allowAll{}}
+	defer h.Close()
+	inv := &sortie.Invocation{Version: sortie.InvocationVersion, RunID: sortie.NewRunID(time.Now()), Attempt: 1,
+		LaunchID: sortie.NewLaunchID(), Agent: sortie.Manifest{Name: "probe", Runtime: "go:probe"},
+		DeadlineMs: time.Now().Add(time.Minute).UnixMilli(), HeartbeatMs: 1000, LeaseMs: 3000,
+		Report: sortie.Report{Mode: sortie.ReportControlPlane}}
+	b, _ := json.Marshal(inv)
+	rec := httptest.NewRecorder()
+	h.ServeHTTP(rec, httptest.NewRequest(http.MethodPost, cloudrun.InvocationsPath, bytes.NewReader(b)))
+	if rec.Code != http.StatusBadRequest || !strings.Contains(rec.Body.String(), "report.mode") {
+		t.Errorf("POST a control-plane invocation to a service without one = %d %s, want 400 naming report.mode", rec.Code, rec.Body)
 	}
 }

@@ -44,6 +44,7 @@ func TestJobReportsOverCallbacksWithoutControlPlane(t *testing.T) {
 	t.Cleanup(func() { stop(); <-served; h.Close() })
 
 	run := wantOpened(t, h.Engine(), submitConfig(t, h.Engine()))
+	wantKMS(t, run)
 	reqs := fake.requests()
 	if len(reqs) != 1 {
 		t.Fatalf("RunJob called %d times, want 1", len(reqs))

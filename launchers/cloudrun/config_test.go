@@ -68,10 +68,16 @@ func wantOpened(t *testing.T, e *sortie.Engine, run *sortie.Run) *sortie.Run {
 	if run.State != sortie.StateCompleted || string(run.Result) != `{"config_names":["API_TOKEN"]}` {
 		t.Fatalf("run %s = %s %q result %s, want completed with config_names [API_TOKEN]", run.ID, run.State, run.Reason, run.Result)
 	}
+	return run
+}
+
+// wantKMS checks the worker of run's first attempt unwrapped the data key
+// through Cloud KMS (a cold worker: no cached data key).
+func wantKMS(t *testing.T, run *sortie.Run) {
+	t.Helper()
 	if u := run.Attempts[0].Usage; u == nil || u.KMSRequests < 1 {
 		t.Errorf("run %s attempt 1 usage %+v, want at least one KMS request (the worker opened the envelope)", run.ID, u)
 	}
-	return run
 }
 
 // noCanary fails when the canary is in any file under dir (the SQLite
@@ -132,12 +138,14 @@ func TestJobOpensSealedConfigAcrossRotation(t *testing.T) {
 		Sealer: hostKeyring(t, srv, [2]string{"k1", key1}), Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
 	t.Cleanup(func() { before.Close() })
 	runA := wantOpened(t, before, submitConfig(t, before))
+	wantKMS(t, runA)
 
 	srv.Rotate(t, key1)
 	after := sortie.NewEngine(cp, l, probeAgents, &sortie.EngineOptions{DefaultPolicy: testPolicy,
 		Sealer: hostKeyring(t, srv, [2]string{"k2", key2}, [2]string{"k1", key1}), Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
 	t.Cleanup(func() { after.Close() })
 	runB := wantOpened(t, after, submitConfig(t, after))
+	wantKMS(t, runB)
 
 	reqs := fake.requests()
 	var kids, texts = []string{}, map[string]string{}
@@ -208,6 +216,16 @@ func TestServiceOpensSealedConfig(t *testing.T) {
 		Sealer: hostKeyring(t, srv, [2]string{"k1", key1}), Logger: log})
 	t.Cleanup(func() { e.Close() })
 	run := wantOpened(t, e, submitConfig(t, e))
+	wantKMS(t, run)
+	// A warm instance and host open and seal later runs of the agent with
+	// cached data keys: at most one Cloud KMS request per run in all.
+	const runs = 5
+	for range runs - 1 {
+		wantOpened(t, e, submitConfig(t, e))
+	}
+	if n := len(srv.Calls()); n > runs {
+		t.Errorf("Cloud KMS requests for %d runs (host and worker) = %d, want at most one per run", runs, n)
+	}
 	b, _ := json.Marshal(run)
 	evs, _ := e.Events(context.Background(), run.ID, sortie.Cursor{}, 100)
 	eb, _ := json.Marshal(evs)
