@@ -2,6 +2,7 @@ package host
 
 import (
 	"log/slog"
+	"net/url"
 	"regexp"
 	"strings"
 	"time"
@@ -110,9 +111,14 @@ type API struct {
 	// StateDir's [CallbackKeysFile]. Optional.
 	WorkerCallbacks bool
 	// CallbackURL is the absolute http(s) URL workers reach this host at,
-	// the base of the callback routes. Optional; defaults to PublicURL,
-	// and one of them is required with WorkerCallbacks.
+	// the base of the callback routes: https, or http on loopback only
+	// unless InsecureHTTPCallbacks. Optional; defaults to PublicURL, and
+	// one of them is required with WorkerCallbacks.
 	CallbackURL string
+	// InsecureHTTPCallbacks allows a plain-http CallbackURL off loopback:
+	// callbacks are signed, but their bodies (events, results) then cross
+	// the network unencrypted. Optional; defaults to false (refused).
+	InsecureHTTPCallbacks bool
 	// TriggerRules route CloudEvents POSTed to the API's events route
 	// (server.EventsPath, behind the API's authentication) to runs,
 	// deduplicated on each event's (source, id). Optional; without them
@@ -244,6 +250,13 @@ func (a *API) validate(c *Config) error {
 	base := a.callbackBase()
 	if base == "" {
 		return sortie.Invalidf("API.CallbackURL", "required with API.WorkerCallbacks (or API.PublicURL): the URL workers reach this host at")
+	}
+	u, err := url.Parse(base)
+	if err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" {
+		return sortie.Invalidf("API.CallbackURL", "%.120q must be an absolute http(s) URL", base)
+	}
+	if u.Scheme == "http" && !loopback.URL(base) && !a.InsecureHTTPCallbacks {
+		return sortie.Invalidf("API.CallbackURL", "%s is plain HTTP off loopback: callbacks carry events and results; use https, or set API.InsecureHTTPCallbacks", base)
 	}
 	if c.AWS.Function != "" && loopback.URL(base) {
 		return sortie.Invalidf("API.CallbackURL", "%s is loopback: workers on AWS.Function cannot reach it; set API.PublicURL to this host's address as the function sees it", base)

@@ -35,6 +35,10 @@ func TestValidateNamesTheField(t *testing.T) {
 		{"exec agent the allowlist lacks", host.Config{StateDir: dir, Agents: exec, Runtimes: "../examples/runtimes.json"}, "Runtimes"},
 		{"short token", host.Config{StateDir: dir, API: &host.API{Tokens: []string{"short"}}}, "API.Tokens"},
 		{"callbacks without a URL", host.Config{StateDir: dir, API: &host.API{WorkerCallbacks: true}}, "API.CallbackURL"},
+		{"callbacks over plain HTTP off loopback", host.Config{StateDir: dir,
+			API: &host.API{WorkerCallbacks: true, PublicURL: "http://sortie.internal:7780"}}, "API.CallbackURL"},
+		{"callbacks to a URL that is no http(s)", host.Config{StateDir: dir,
+			API: &host.API{WorkerCallbacks: true, CallbackURL: "ftp://sortie.internal"}}, "API.CallbackURL"},
 		{"callbacks to loopback from Lambda", host.Config{StateDir: dir, AWS: awshost.Config{Table: "runs", Function: "f"},
 			API: &host.API{WorkerCallbacks: true, PublicURL: "http://LOCALHOST:7780"}}, "API.CallbackURL"},
 		{"callbacks to loopback from Cloud Run", host.Config{StateDir: dir, GCP: gcphost.Config{Job: job},
@@ -57,6 +61,14 @@ func TestValidateNamesTheField(t *testing.T) {
 		API:    &host.API{WorkerCallbacks: true, PublicURL: "http://127.0.0.1:7780"}}
 	if err := ok.Validate(); err != nil {
 		t.Errorf("Validate(%+v) = %v, want nil", ok, err)
+	}
+	for _, api := range []*host.API{
+		{WorkerCallbacks: true, PublicURL: "https://sortie.internal"},
+		{WorkerCallbacks: true, PublicURL: "http://sortie.internal:7780", InsecureHTTPCallbacks: true},
+	} {
+		if err := (&host.Config{StateDir: dir, API: api}).Validate(); err != nil {
+			t.Errorf("Validate(API %+v) = %v, want nil", api, err)
+		}
 	}
 }
 

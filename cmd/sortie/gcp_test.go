@@ -15,6 +15,8 @@ func TestGCPFlagsUsage(t *testing.T) {
 		{append(job, "--dynamodb-table", "runs", "--lambda-function", "f", "list"), []string{"--cloudrun-job", "not both"}},
 		{append(job, "serve", "--listen", "127.0.0.1:0", "--worker-callbacks", "--public-url", "http://127.0.0.1:7780"),
 			[]string{"--public-url", "Cloud Run cannot reach it"}},
+		{[]string{"serve", "--listen", "127.0.0.1:0", "--worker-callbacks", "--public-url", "http://sortie.internal:7780"},
+			[]string{"--public-url", "plain HTTP off loopback", "--insecure-http-callbacks"}},
 	}
 	wantUsage(t, c, cases)
 }

@@ -226,6 +226,7 @@ var flagNames = []string{
 	"API.PublicURL", "--public-url",
 	"API.CallbackURL", "--public-url",
 	"API.WorkerCallbacks", "--worker-callbacks",
+	"API.InsecureHTTPCallbacks", "--insecure-http-callbacks",
 }
 
 var flagReplacer = strings.NewReplacer(flagNames...)

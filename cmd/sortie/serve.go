@@ -27,6 +27,7 @@ type serveFlags struct {
 	grace      time.Duration
 	followPoll time.Duration
 	callbacks  bool
+	insecureCB bool
 	ui         bool
 	publicURL  string
 	agentDirs  []string
@@ -65,7 +66,8 @@ end (clients resume with Last-Event-ID).`,
 	f.StringArrayVar(&s.agentDirs, "agent", nil, "also host the agent of this directory (holding agent.json); repeatable")
 	f.BoolVar(&s.ui, "ui", true, "serve the web UI at /ui/ (a client of this API: the same tokens, or loopback only without them)")
 	f.BoolVar(&s.callbacks, "worker-callbacks", false, "workers report over HTTPS callbacks to this host (signed per run and attempt) instead of writing the control plane")
-	f.StringVar(&s.publicURL, "public-url", os.Getenv("SORTIE_PUBLIC_URL"), "the URL workers reach this host at, for --worker-callbacks (default http://LISTEN-ADDRESS; env SORTIE_PUBLIC_URL)")
+	f.StringVar(&s.publicURL, "public-url", os.Getenv("SORTIE_PUBLIC_URL"), "the URL workers reach this host at, for --worker-callbacks: https, or http on loopback (default http://LISTEN-ADDRESS; env SORTIE_PUBLIC_URL)")
+	f.BoolVar(&s.insecureCB, "insecure-http-callbacks", false, "allow a plain-http --public-url off loopback for --worker-callbacks (signed, but events and results cross the network unencrypted)")
 	f.StringVar(&s.rulesFile, "trigger-rules", os.Getenv("SORTIE_TRIGGER_RULES"), "take CloudEvents at POST "+server.EventsPath+" (API auth) and start the runs this rules file names (env SORTIE_TRIGGER_RULES; see examples/triggers)")
 	return c
 }
@@ -111,7 +113,7 @@ func (s *serveFlags) api(g *globals) (*host.API, error) {
 		return nil, err
 	}
 	api := &host.API{Tokens: tokens, AnyClient: s.insecure, PublicURL: s.publicURL, WorkerCallbacks: s.callbacks,
-		FollowPoll: s.followPoll, ShutdownGrace: s.grace, UI: s.ui}
+		InsecureHTTPCallbacks: s.insecureCB, FollowPoll: s.followPoll, ShutdownGrace: s.grace, UI: s.ui}
 	if _, _, err := net.SplitHostPort(s.listen); err != nil {
 		return nil, usagef("--listen %q: %v", s.listen, err)
 	}
@@ -179,7 +181,7 @@ func (s *serveFlags) announce(h *host.Host, tokens []string) {
 		return
 	}
 	if u, _ := url.Parse(base); u != nil && u.Scheme == "http" && !loopback.URL(base) {
-		fmt.Fprintf(os.Stderr, "sortie serve: warning: --public-url %s is plain HTTP off loopback; callbacks are signed but their bodies cross the network unencrypted: use https\n", base)
+		fmt.Fprintf(os.Stderr, "sortie serve: warning: callbacks to %s are plain HTTP off loopback (--insecure-http-callbacks): signed, but their bodies cross the network unencrypted\n", base)
 	}
 	fmt.Fprintf(os.Stderr, "sortie serve: workers report over callbacks to %s\n", base)
 }
