@@ -20,7 +20,8 @@ type ControlPlane interface {
 	// or returns the existing run when an unexpired record with the same
 	// scope and key exists (created is false). It MUST return
 	// ErrIdempotencyConflict when that record's request hash differs. A run
-	// without an idempotency key is always created.
+	// without an idempotency key is always created. With r.LaunchID the new
+	// run has attempt 1 recorded (see [Reservation]).
 	Reserve(ctx context.Context, r *Reservation) (run *Run, created bool, err error)
 
 	// Get returns the run. It MUST return ErrNotFound for an unknown ID.
@@ -117,6 +118,11 @@ type Reservation struct {
 	TTLMs int64
 	// NowMs is the reservation time, Unix ms.
 	NowMs int64
+	// LaunchID, when set, records attempt 1 with this launch ID in the
+	// same write, exactly as RecordLaunch would right after (the engine
+	// seals the attempt first): one write instead of two. A duplicate
+	// reservation returns the existing run with its own launch. Optional.
+	LaunchID string
 }
 
 // Launch asks RecordLaunch to record attempt Attempt with LaunchID. Its

@@ -147,7 +147,8 @@ func (e *Engine) Submit(ctx context.Context, req *SubmitRequest) (*Run, error) {
 
 // SubmitCreated is [Engine.Submit] that also reports whether this call
 // created the run (false: an earlier submission with the same idempotency
-// key did, and its run is returned).
+// key did, and its run is returned). Attempt 1 is sealed first and its
+// launch recorded with the reservation, in one control-plane write.
 func (e *Engine) SubmitCreated(ctx context.Context, req *SubmitRequest) (*Run, bool, error) {
 	if err := e.life.acquire("submit"); err != nil {
 		return nil, false, err
@@ -159,8 +160,13 @@ func (e *Engine) SubmitCreated(ctx context.Context, req *SubmitRequest) (*Run, b
 	if err != nil {
 		return nil, false, endSpan(span, err)
 	}
-	ttl := e.opts.IdempotencyTTL.Milliseconds()
-	run, created, err := e.cp.Reserve(ctx, &Reservation{Run: run, TTLMs: ttl, NowMs: e.nowMs()})
+	inv := e.invocation(run, 1, NewLaunchID())
+	res := &Reservation{Run: run, TTLMs: e.opts.IdempotencyTTL.Milliseconds(), NowMs: e.nowMs()}
+	sealErr := e.seal(ctx, inv)
+	if sealErr == nil {
+		res.LaunchID = inv.LaunchID
+	}
+	run, created, err := e.cp.Reserve(ctx, res)
 	if err != nil {
 		return nil, false, endSpan(span, err)
 	}
@@ -168,7 +174,16 @@ func (e *Engine) SubmitCreated(ctx context.Context, req *SubmitRequest) (*Run, b
 	if !created {
 		return run, false, nil
 	}
-	run, err = e.launch(ctx, run)
+	switch {
+	case sealErr == nil:
+		run, err = e.started(ctx, run, inv)
+	case errors.Is(sealErr, ErrUnavailable):
+		// Transient: the run stays reserved and the reconciler launches it
+		// once its lease expires; the submission itself succeeded.
+		e.log.Warn("launch deferred", "run", run.ID, "attempt", inv.Attempt, "err", sealErr)
+	default:
+		run, err = e.failLaunch(ctx, inv, sealErr)
+	}
 	return run, true, endSpan(span, err)
 }
 
@@ -190,6 +205,11 @@ func (e *Engine) launch(ctx context.Context, run *Run) (*Run, error) {
 	} else if err != nil {
 		return nil, err
 	}
+	return e.started(ctx, rec, inv)
+}
+
+// started issues the report of inv, whose launch rec records, and starts it.
+func (e *Engine) started(ctx context.Context, rec *Run, inv *Invocation) (*Run, error) {
 	inv.DeadlineMs = rec.Current().LaunchedMs + rec.Policy.AttemptTimeoutMs
 	if e.opts.ReportIssuer != nil {
 		rep, err := e.opts.ReportIssuer.IssueReport(inv)

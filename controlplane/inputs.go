@@ -32,7 +32,7 @@ var launchIDPattern = regexp.MustCompile(`^[A-Za-z0-9._:-]{1,128}$`)
 // in: Scope "default" and TTLMs 24 h when zero (r is not changed). It
 // returns a [*sortie.ValidationError] naming the field for a missing run, a
 // malformed run ID, agent or policy, an oversize idempotency key or scope,
-// or a negative TTL or time.
+// a malformed launch ID, or a negative TTL or time.
 func PrepareReservation(in *sortie.Reservation) (*sortie.Reservation, error) {
 	if in == nil || in.Run == nil {
 		return nil, sortie.Invalidf("run", "missing: a reservation needs the run to store")
@@ -56,6 +56,11 @@ func checkReservation(r *sortie.Reservation) error {
 	}
 	if len(r.Scope) > MaxScopeBytes {
 		return sortie.Invalidf("scope", "%d bytes, limit %d", len(r.Scope), MaxScopeBytes)
+	}
+	if r.LaunchID != "" {
+		if err := CheckLaunchID(r.LaunchID); err != nil {
+			return err
+		}
 	}
 	if r.TTLMs < 0 || r.NowMs < 0 {
 		return sortie.Invalidf("ttl_ms", "TTL %d ms and time %d ms must not be negative", r.TTLMs, r.NowMs)

@@ -12,14 +12,21 @@ import (
 // launch to be recorded before the reconciler launches it, in ms.
 const LaunchGraceMs = 10_000
 
-// NewRun prepares r for Reserve: state submitted, version 1, timestamps,
-// policy defaults and the launch deadline.
-func NewRun(r *sortie.Run, nowMs int64) {
+// NewRun prepares r for Reserve of res: state submitted, version 1,
+// timestamps, policy defaults and the launch deadline; with res.LaunchID,
+// attempt 1 recorded as [RecordLaunch] records it (still version 1: it is
+// one write).
+func NewRun(r *sortie.Run, res *sortie.Reservation) {
 	r.State = sortie.StateSubmitted
 	r.Policy = r.Policy.WithDefaults()
+	r.CreatedMs, r.UpdatedMs = res.NowMs, res.NowMs
+	r.LeaseExpiresMs = res.NowMs + LaunchGraceMs
+	if res.LaunchID != "" {
+		// A new run is neither terminal, cancelled nor interrupted, and its
+		// policy allows at least one attempt: RecordLaunch cannot fail.
+		_ = RecordLaunch(r, sortie.Launch{RunID: r.ID, Attempt: 1, LaunchID: res.LaunchID, NowMs: res.NowMs})
+	}
 	r.Version = 1
-	r.CreatedMs, r.UpdatedMs = nowMs, nowMs
-	r.LeaseExpiresMs = nowMs + LaunchGraceMs
 }
 
 func touch(r *sortie.Run, nowMs int64) {

@@ -40,6 +40,7 @@ var properties = []property{
 	{"ReserveIdempotencyConflict", testReserveIdempotencyConflict},
 	{"ReserveExpiredRecordIsAbsent", testReserveExpiredRecord},
 	{"ReserveWithoutKeyAlwaysCreates", testReserveWithoutKey},
+	{"ReserveWithLaunch", testReserveWithLaunch},
 	{"ReserveRefusesBadInput", testReserveBadInput},
 	{"UnknownRunNotFound", testUnknownRun},
 	{"AppendConcurrentNoGaps", testAppendConcurrent},

@@ -17,7 +17,7 @@ func testReserveStoresNewRun(t *testing.T, f *fixture) {
 	in.ContextID, in.Labels = "ctx-1", map[string]string{"team": "probe"}
 	in.IdempotencyKey, in.RequestHash = "key-1", "hash-1"
 	want := in.Clone()
-	controlplane.NewRun(want, T0)
+	controlplane.NewRun(want, &sortie.Reservation{Run: want, NowMs: T0})
 	got := f.reserve(in, T0)
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("Reserve(%s) returned run differs from NewRun's (-want +got):\n%s", in.ID, diff)
@@ -177,4 +177,38 @@ func testUnknownRun(t *testing.T, f *fixture) {
 	wantErr(t, "Resume(unknown)", err, sortie.ErrNotFound)
 	_, err = f.cp.SetRef(f.ctx, id, 1, lid, sortie.Ref{Provider: "local", ID: "1"})
 	wantErr(t, "SetRef(unknown)", err, sortie.ErrNotFound)
+}
+
+// testReserveWithLaunch: a reservation with a launch ID stores the run with
+// attempt 1 recorded, as Reserve and RecordLaunch would, at version 1; a
+// duplicate keeps the first reservation's launch; the attempt is claimed
+// like any other and cannot be recorded again.
+func testReserveWithLaunch(t *testing.T, f *fixture) {
+	in := NewRun(T0)
+	in.IdempotencyKey, in.RequestHash = "key-launch", "hash-a"
+	lid := sortie.NewLaunchID()
+	got, created, err := f.cp.Reserve(f.ctx, &sortie.Reservation{Run: in, NowMs: T0, LaunchID: lid})
+	must(t, "Reserve(with launch ID)", err)
+	want := in.Clone()
+	want.State, want.Policy, want.CreatedMs, want.UpdatedMs = sortie.StateSubmitted, in.Policy.WithDefaults(), T0, T0
+	want.Attempt, want.Version = 1, 1
+	want.Attempts = []sortie.Attempt{{Number: 1, LaunchID: lid, LaunchedMs: T0}}
+	want.LeaseExpiresMs = T0 + want.Policy.StartTimeoutMs
+	if diff := cmp.Diff(want, got); diff != "" || !created {
+		t.Errorf("Reserve(with launch ID) = created %v, run (-want +got):\n%s", created, diff)
+	}
+	f.unchanged("Reserve(with launch ID)", in.ID, want)
+	dup := NewRun(T0 + 1)
+	dup.IdempotencyKey, dup.RequestHash = "key-launch", "hash-a"
+	again, created, err := f.cp.Reserve(f.ctx, &sortie.Reservation{Run: dup, NowMs: T0 + 1, LaunchID: sortie.NewLaunchID()})
+	must(t, "Reserve(duplicate, another launch ID)", err)
+	if diff := cmp.Diff(want, again); diff != "" || created {
+		t.Errorf("Reserve(duplicate, another launch ID) = created %v, want the first run with its launch (-want +got):\n%s", created, diff)
+	}
+	_, err = f.cp.RecordLaunch(f.ctx, sortie.Launch{RunID: in.ID, Attempt: 1, LaunchID: sortie.NewLaunchID(), NowMs: T0 + 2})
+	wantErr(t, "RecordLaunch(attempt 1, recorded at reservation)", err, sortie.ErrConflict)
+	f.claim(in.ID, 1, lid, T0+3)
+	bad := NewRun(T0)
+	_, _, err = f.cp.Reserve(f.ctx, &sortie.Reservation{Run: bad, NowMs: T0, LaunchID: "not a launch id"})
+	wantErr(t, "Reserve(malformed launch ID)", err, sortie.ErrInvalidArgument)
 }

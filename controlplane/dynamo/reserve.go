@@ -33,7 +33,7 @@ func (c *ControlPlane) Reserve(ctx context.Context, res *sortie.Reservation) (*s
 		return nil, false, err
 	}
 	run := res.Run.Clone()
-	controlplane.NewRun(run, res.NowMs)
+	controlplane.NewRun(run, res)
 	rec := &record{Run: run}
 	var got *sortie.Run
 	for try := 1; ; try++ {

@@ -95,7 +95,7 @@ func (c *ControlPlane) Reserve(_ context.Context, res *sortie.Reservation) (*sor
 		return nil, false, fmt.Errorf("memory: reserve run %s: run ID taken: %w", res.Run.ID, sortie.ErrConflict)
 	}
 	run := res.Run.Clone()
-	controlplane.NewRun(run, res.NowMs)
+	controlplane.NewRun(run, res)
 	c.runs[run.ID] = run
 	if k.key != "" {
 		c.idem[k] = idemRecord{runID: run.ID, requestHash: run.RequestHash, expiresMs: res.NowMs + res.TTLMs}

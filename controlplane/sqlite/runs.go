@@ -25,7 +25,7 @@ func (c *ControlPlane) Reserve(ctx context.Context, res *sortie.Reservation) (*s
 		return nil, false, err
 	}
 	run := res.Run.Clone()
-	controlplane.NewRun(run, res.NowMs)
+	controlplane.NewRun(run, res)
 	var out *sortie.Run
 	err = c.write(ctx, func(ctx context.Context, tx *stmtCache) error {
 		var err error

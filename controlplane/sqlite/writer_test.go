@@ -24,7 +24,7 @@ func TestBatchRollsBackOnlyTheFailedChange(t *testing.T) {
 	runs := make([]*sortie.Run, 4)
 	for i := range runs {
 		runs[i] = controlplanetest.NewRun(controlplanetest.T0)
-		controlplane.NewRun(runs[i], controlplanetest.T0)
+		controlplane.NewRun(runs[i], &sortie.Reservation{Run: runs[i], NowMs: controlplanetest.T0})
 	}
 	boom := errors.New("failed after writing")
 	insert := func(r *sortie.Run, fail error) func(context.Context, *stmtCache) error {
