@@ -98,6 +98,11 @@ const (
 	// execution) before its worker reported an outcome; the provider's
 	// words are in the message and on [Attempt.Exit]. It is retryable.
 	ErrorTypeExited = "exited"
+	// ErrorTypeOutputTooLarge is what the control plane records, instead
+	// of the outcome, when an attempt's result or checkpoint cannot be
+	// stored (over [MaxResultBytes], or the run over its store's item
+	// limit): a permanent error naming the size and the limit.
+	ErrorTypeOutputTooLarge = "output_too_large"
 )
 
 func (e *ErrorMessage) Error() string { return e.Type + ": " + e.Message }

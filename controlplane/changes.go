@@ -3,6 +3,8 @@ package controlplane
 import (
 	"context"
 	"encoding/json"
+	"errors"
+	"fmt"
 
 	"github.com/sortie-run/sortie"
 )
@@ -76,14 +78,23 @@ func (c Changes) Heartbeat(ctx context.Context, cl sortie.Claim) (*sortie.Run, e
 }
 
 // Finish implements [sortie.ControlPlane.Finish]: a finish of an attempt
-// that already ended returns the stored run and no error.
+// that already ended returns the stored run and no error. An outcome the
+// driver cannot store (its change returns a [*TooLargeError]) ends the
+// attempt once with a permanent [sortie.ErrorTypeOutputTooLarge] error
+// naming the size and the limit, never a retry.
 func (c Changes) Finish(ctx context.Context, f sortie.Finish) (*sortie.Run, error) {
 	if err := CheckAttempt(f.RunID, f.Attempt, f.LaunchID); err != nil {
 		return nil, err
 	}
-	return c.change(ctx, "finish", f.RunID, func(r *sortie.Run) (bool, error) {
-		return Finish(r, f)
-	})
+	fn := func(r *sortie.Run) (bool, error) { return Finish(r, f) }
+	run, err := c.change(ctx, "finish", f.RunID, fn)
+	var big *TooLargeError
+	if !errors.As(err, &big) {
+		return run, err
+	}
+	f.Outcome = *outputTooLarge(f.Outcome, fmt.Sprintf("the outcome would make run %s %d bytes, over %s of %d bytes (variables, result, checkpoint and resume input share it)",
+		big.Run, big.Size, big.What, big.Limit))
+	return c.change(ctx, "finish", f.RunID, fn)
 }
 
 // RequestCancel implements [sortie.ControlPlane.RequestCancel]. reason is

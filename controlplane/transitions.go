@@ -203,8 +203,11 @@ func findEvent(es []sortie.Event, seq int64) *sortie.Event {
 }
 
 // Finish applies [sortie.ControlPlane.Finish] to r. It reports changed
-// false when the attempt had already ended (the finish is a no-op).
+// false when the attempt had already ended (the finish is a no-op). A
+// result or checkpoint over [sortie.MaxResultBytes] ends the attempt with
+// a permanent [sortie.ErrorTypeOutputTooLarge] error instead.
 func Finish(r *sortie.Run, f sortie.Finish) (changed bool, err error) {
+	f.Outcome = StorableOutcome(f.Outcome)
 	if err := f.Outcome.Validate(); err != nil {
 		return false, err
 	}

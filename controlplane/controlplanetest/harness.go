@@ -25,6 +25,12 @@ type Harness interface {
 	// [sortie.Notifier] and wakes a subscriber before a change made
 	// through the same handle returns.
 	Notifies() bool
+	// LimitsRunSize reports whether the store refuses a run of
+	// [sortie.MaxVariablesBytes] of variables with a [sortie.MaxResultBytes]
+	// result, neither compressible (DynamoDB's 400 KB item limit does);
+	// Finish must then end the attempt with output_too_large, and store
+	// the result otherwise.
+	LimitsRunSize() bool
 	// Close releases what the harness made.
 	Close()
 }
@@ -48,6 +54,7 @@ var properties = []property{
 	{"AppendExplicitSeqs", testAppendExplicitSeqs},
 	{"AppendRefusesStaleClaims", testAppendStale},
 	{"FinishFirstWins", testFinishFirstWins},
+	{"FinishOutputTooLarge", testFinishOutputTooLarge},
 	{"TerminalNeverChanges", testTerminalNeverChanges},
 	{"CancelStickyWhileClaimed", testCancelSticky},
 	{"CancelUnclaimedAtOnce", testCancelUnclaimed},

@@ -10,6 +10,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/sortie-run/sortie"
+	"github.com/sortie-run/sortie/controlplane"
 )
 
 // getRun reads run id with a strongly consistent GetItem; charge puts its
@@ -222,8 +223,7 @@ func (c *ControlPlane) encodeUpdate(rec *record, before []bool, old item, pendin
 
 // tooLarge refuses a run item over DynamoDB's item limit.
 func tooLarge(r *sortie.Run, size int) error {
-	return sortie.Invalidf("run", "run %s would be stored as an item of %d bytes, over DynamoDB's limit of %d (400 KB) that its variables, result, checkpoint and resume input share; nothing was stored",
-		r.ID, size, ItemLimitBytes)
+	return &controlplane.TooLargeError{Run: r.ID, Size: size, Limit: ItemLimitBytes, What: "DynamoDB's item limit (400 KB)"}
 }
 
 // updateInput is the UpdateItem that stores set, conditional on the

@@ -42,6 +42,8 @@ func (h *harness) MakePeer(_ context.Context, t *testing.T, cp sortie.ControlPla
 
 func (h *harness) Notifies() bool { return false }
 
+func (h *harness) LimitsRunSize() bool { return true }
+
 func (h *harness) Close() {}
 
 func TestConformance(t *testing.T) {

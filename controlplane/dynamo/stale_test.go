@@ -177,28 +177,33 @@ func noise(n int) string {
 	return string(b)
 }
 
-// A run that would exceed DynamoDB's 400 KB item limit is refused with a
-// ValidationError naming the limit, and nothing stored changes.
-func TestOversizeRunRefused(t *testing.T) {
+// A client's change that would make a run exceed DynamoDB's 400 KB item
+// limit (here a resume input on full variables) is refused as bad input
+// naming the limit, and nothing stored changes. (A worker's outcome that
+// would not fit ends the attempt instead: controlplanetest's
+// FinishOutputTooLarge.)
+func TestOversizeResumeRefused(t *testing.T) {
 	db, table := newTable(t)
 	cp := open(t, db, table, nil)
 	ctx := t.Context()
 	big := keyed(T0, "", "")
 	big.Variables = json.RawMessage(`{"v":"` + noise(sortie.MaxVariablesBytes-20) + `"}`)
-	run, _, err := cp.Reserve(ctx, &sortie.Reservation{Run: big, NowMs: T0})
+	run, _, err := cp.Reserve(ctx, &sortie.Reservation{Run: big, NowMs: T0, LaunchID: "l1"})
 	if err != nil {
 		t.Fatalf("Reserve(256 KB of variables) = %v, want success (it fits)", err)
 	}
-	lid := sortie.NewLaunchID()
-	cp.RecordLaunch(ctx, sortie.Launch{RunID: run.ID, Attempt: 1, LaunchID: lid, NowMs: T0})
-	before, _ := cp.Claim(ctx, sortie.Claim{RunID: run.ID, Attempt: 1, LaunchID: lid, Owner: "w", NowMs: T0})
-	result := json.RawMessage(`"` + noise(sortie.MaxResultBytes-10) + `"`)
-	_, err = cp.Finish(ctx, sortie.Finish{RunID: run.ID, Attempt: 1, LaunchID: lid, Outcome: sortie.Outcome{Result: result}, NowMs: T0 + 1})
-	var ve *sortie.ValidationError
-	if !errors.As(err, &ve) || ve.Field != "run" || !strings.Contains(ve.Reason, "400 KB") {
-		t.Fatalf("Finish(256 KB result on 256 KB of variables) = %v, want a ValidationError naming the 400 KB limit", err)
+	cp.Claim(ctx, sortie.Claim{RunID: run.ID, Attempt: 1, LaunchID: "l1", Owner: "w", NowMs: T0})
+	before, err := cp.Finish(ctx, sortie.Finish{RunID: run.ID, Attempt: 1, LaunchID: "l1", NowMs: T0 + 1,
+		Outcome: sortie.Outcome{Interrupt: &sortie.Interrupt{State: sortie.StateInputRequired, Prompt: "more"}}})
+	if err != nil || before.State != sortie.StateInputRequired {
+		t.Fatalf("Finish(interrupt) = %s, %v, want input-required", stateOf(before), err)
 	}
-	if after, _ := cp.Get(ctx, run.ID); after.Version != before.Version || after.State != sortie.StateWorking {
-		t.Errorf("Get after the refused Finish = %s, want the run unchanged at version %d", stateOf(after), before.Version)
+	input := json.RawMessage(`{"v":"` + noise(sortie.MaxVariablesBytes-20) + `"}`)
+	_, err = cp.Resume(ctx, run.ID, input)
+	if !errors.Is(err, sortie.ErrInvalidArgument) || !strings.Contains(err.Error(), "400 KB") {
+		t.Fatalf("Resume(256 KB input on 256 KB of variables) = %v, want ErrInvalidArgument naming the 400 KB limit", err)
+	}
+	if after, _ := cp.Get(ctx, run.ID); after.Version != before.Version || after.State != sortie.StateInputRequired {
+		t.Errorf("Get after the refused Resume = %s, want the run unchanged at version %d", stateOf(after), before.Version)
 	}
 }

@@ -26,6 +26,8 @@ func (h *harness) MakePeer(_ context.Context, t *testing.T, _ sortie.ControlPlan
 
 func (h *harness) Notifies() bool { return true }
 
+func (h *harness) LimitsRunSize() bool { return false }
+
 func (h *harness) Close() {
 	for _, cp := range h.made {
 		cp.Close()

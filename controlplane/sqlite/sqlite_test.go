@@ -49,6 +49,8 @@ func (h *harness) MakePeer(_ context.Context, t *testing.T, cp sortie.ControlPla
 
 func (h *harness) Notifies() bool { return true }
 
+func (h *harness) LimitsRunSize() bool { return false }
+
 func (h *harness) Close() {
 	for _, cp := range h.open {
 		cp.Close()

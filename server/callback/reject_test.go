@@ -113,7 +113,6 @@ func (r *rejectionRig) bodyCases() []rejection {
 		{"oversize events body", ok(callback.PathEvents, r.tooLarge), 413, wire.CodePayloadTooLarge, "body", fmt.Sprint(callback.MaxEventsBodyBytes)},
 		{"oversize claim body", ok(callback.PathClaim, `{"x":"`+strings.Repeat("a", callback.MaxEmptyBodyBytes)+`"}`), 413, wire.CodePayloadTooLarge, "body", fmt.Sprint(callback.MaxEmptyBodyBytes)},
 		{"oversize complete body", ok(callback.PathComplete, `{"outcome":{"result":"`+strings.Repeat("r", callback.MaxCompleteBodyBytes)+`"}}`), 413, wire.CodePayloadTooLarge, "body", fmt.Sprint(callback.MaxCompleteBodyBytes)},
-		{"result over its limit", ok(callback.PathComplete, `{"outcome":{"result":"`+strings.Repeat("r", sortie.MaxResultBytes)+`"}}`), 400, wire.CodeInvalidArgument, "outcome.result", fmt.Sprint(sortie.MaxResultBytes)},
 		{"malformed JSON", ok(callback.PathEvents, `{"events":[`), 400, wire.CodeInvalidArgument, "body", ""},
 		{"trailing data", ok(callback.PathEvents, eventsBody+`{}`), 400, wire.CodeInvalidArgument, "body", ""},
 		{"trailing brace", ok(callback.PathEvents, eventsBody+`}`), 400, wire.CodeInvalidArgument, "body", ""},
@@ -166,6 +165,25 @@ func TestRefusedRequestsStoreNothing(t *testing.T) {
 	}
 	if !strings.Contains(logs, "callback refused") || !strings.Contains(logs, string(r.a.RunID)) {
 		t.Errorf("the handler's logs name no refusal of run %s:\n%s", r.a.RunID, logs)
+	}
+}
+
+// A complete whose result is over sortie.MaxResultBytes but within the
+// body limit is no refusal the worker cannot answer: the attempt ends once
+// with a permanent output_too_large error naming the size and the limit.
+func TestOversizeResultEndsTheAttempt(t *testing.T) {
+	r := newRejectionRig(t)
+	body := `{"outcome":{"result":"` + strings.Repeat("r", sortie.MaxResultBytes) + `"}}`
+	status, e := send(t, r.newRequest(t, signedBy(callback.PathComplete, r.aClaims, r.aSecret, body)))
+	if status != http.StatusOK {
+		t.Fatalf("POST %s (result of %d bytes) = %d %+v, want 200", callback.PathComplete, sortie.MaxResultBytes+2, status, e)
+	}
+	run := r.stored(t, r.a.RunID).Run
+	a := run.Current()
+	if run.State != sortie.StateFailed || a.Error == nil || a.Error.Type != sortie.ErrorTypeOutputTooLarge || a.Error.Retryable ||
+		!strings.Contains(a.Error.Message, fmt.Sprint(sortie.MaxResultBytes)) {
+		t.Errorf("run after an oversize result = %s, attempt error %+v, want failed with a permanent %s naming the limit %d",
+			run.State, a.Error, sortie.ErrorTypeOutputTooLarge, sortie.MaxResultBytes)
 	}
 }
 

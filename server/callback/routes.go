@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/sortie-run/sortie"
+	"github.com/sortie-run/sortie/controlplane"
 	"github.com/sortie-run/sortie/internal/strictjson"
 )
 
@@ -108,6 +109,7 @@ func (h *Handler) complete(r *http.Request, c Claims, body []byte) (any, error) 
 	if err := decodeStrict(body, &req); err != nil {
 		return nil, err
 	}
+	req.Outcome = controlplane.StorableOutcome(req.Outcome) // an oversize output ends the attempt
 	if err := req.Outcome.Validate(); err != nil {
 		return nil, outcomeField(err)
 	}
