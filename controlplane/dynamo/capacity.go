@@ -33,6 +33,14 @@ type Consumed struct {
 	Capacity
 	// IndexWriteUnits is the part of WriteUnits spent on index entries.
 	IndexWriteUnits float64
+	// Retries counts calls sent again after a transient failure, beyond
+	// the SDK's own retries; Throttles and TransactionConflicts count the
+	// failures among them that were throttling and transaction conflicts.
+	Retries, Throttles, TransactionConflicts int64
+	// ConsistentReads counts the strongly consistent GetItem calls made
+	// because a lost condition came back without the item that won
+	// (ReturnValuesOnConditionCheckFailure is not always honoured).
+	ConsistentReads int64
 }
 
 // maxPending bounds the runs with unrecorded units a handle keeps; past it
@@ -125,6 +133,26 @@ func (l *ledger) putBack(id sortie.RunID, c Capacity) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	l.addLocked(id, c)
+}
+
+// retry counts a call sent again after the transient failure err.
+func (l *ledger) retry(err error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.total.Retries++
+	switch {
+	case throttled(err):
+		l.total.Throttles++
+	case transactionConflict(err):
+		l.total.TransactionConflicts++
+	}
+}
+
+// fallback counts a consistent read made for a lost condition's missing item.
+func (l *ledger) fallback() {
+	l.mu.Lock()
+	l.total.ConsistentReads++
+	l.mu.Unlock()
 }
 
 func (l *ledger) consumed() Consumed {

@@ -13,21 +13,19 @@ import (
 
 const T0 = controlplanetest.T0
 
-// lifecycle takes one run through Reserve (with an idempotency key when
-// keyed), RecordLaunch, SetRef, Claim, the events (in one AppendEvents, or
-// one call each when single) and Finish, all at nowMs.
+// lifecycle takes one run through what the engine and a worker do: Reserve
+// with attempt 1's launch (with an idempotency key when keyed), SetRef,
+// Claim, the events (in one AppendEvents, or one call each when single)
+// and Finish, all at nowMs.
 func lifecycle(ctx context.Context, cp sortie.ControlPlane, nowMs int64, events int, keyed, single bool) (*sortie.Run, error) {
 	run := controlplanetest.NewRun(nowMs)
 	if keyed {
 		run.IdempotencyKey, run.RequestHash = "key-"+string(run.ID), "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"
 	}
-	run, _, err := cp.Reserve(ctx, &sortie.Reservation{Run: run, NowMs: nowMs})
+	lid := sortie.NewLaunchID()
+	run, _, err := cp.Reserve(ctx, &sortie.Reservation{Run: run, NowMs: nowMs, LaunchID: lid})
 	if err != nil {
 		return nil, fmt.Errorf("Reserve: %w", err)
-	}
-	lid := sortie.NewLaunchID()
-	if _, err := cp.RecordLaunch(ctx, sortie.Launch{RunID: run.ID, Attempt: 1, LaunchID: lid, NowMs: nowMs}); err != nil {
-		return nil, fmt.Errorf("RecordLaunch: %w", err)
 	}
 	if _, err := cp.SetRef(ctx, run.ID, 1, lid, sortie.Ref{Provider: "lambda", Resource: "probe", ID: "req-1", RunID: run.ID, Attempt: 1, LaunchID: lid}); err != nil {
 		return nil, fmt.Errorf("SetRef: %w", err)
@@ -57,12 +55,17 @@ func TestCapacityRecordedOnTheAttempt(t *testing.T) {
 	db, table := newTable(t)
 	cp := open(t, db, table, nil)
 	ctx := t.Context()
-	run, err := lifecycle(ctx, cp, T0, 10, true, false)
+	if _, err := lifecycle(ctx, cp, T0, 1, true, false); err != nil { // registers the agent, once per handle
+		t.Fatalf("lifecycle = %v, want success", err)
+	}
+	before := cp.Consumed()
+	run, err := lifecycle(ctx, cp, T0+1, 10, true, false)
 	if err != nil {
 		t.Fatalf("lifecycle = %v, want success", err)
 	}
 	u := run.Current().Usage
 	got := cp.Consumed()
+	got.Capacity = got.Capacity.Minus(before.Capacity)
 	t.Logf("recorded %+v, reported %+v", *u, got)
 	if u == nil || u.WriteUnits <= 0 || u.ReadUnits <= 0 || u.DurationMs != 12 {
 		t.Fatalf("Finish: attempt 1 usage = %+v, want read and write units > 0 and the worker's duration 12 ms", u)

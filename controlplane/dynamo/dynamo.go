@@ -54,6 +54,8 @@ type ControlPlane struct {
 	now      func() time.Time
 	maxTries int
 	units    ledger
+	cache    runCache
+	control  control
 	closed   atomic.Bool
 
 	// Changes gives the state-changing methods (RecordLaunch, SetRef,
@@ -81,7 +83,8 @@ func New(db API, table string, opts *Options) (*ControlPlane, error) {
 	case o.MaxTries < 0:
 		return nil, sortie.Invalidf("max_tries", "%d is negative", o.MaxTries)
 	}
-	c := &ControlPlane{db: db, table: table, tokenKey: o.PageTokenKey, now: o.Now, maxTries: o.MaxTries}
+	c := &ControlPlane{table: table, tokenKey: o.PageTokenKey, now: o.Now, maxTries: o.MaxTries}
+	c.db = retryAPI{API: db, units: &c.units}
 	if c.tokenKey == nil {
 		c.tokenKey = make([]byte, 32)
 		rand.Read(c.tokenKey)

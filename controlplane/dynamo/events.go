@@ -1,6 +1,7 @@
 package dynamo
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -90,16 +91,20 @@ func (c *ControlPlane) lastEvent(ctx context.Context, id sortie.RunID, attempt i
 	return last, err
 }
 
-// AppendEvents implements [sortie.ControlPlane.AppendEvents]. It reads the
-// run and checks the claim, numbers the events after the attempt's last
-// batch and stores them as one batch item with a PutItem conditional on
-// the key being free (several items in one TransactWriteItems when they
-// exceed 300 KB), trying again after a concurrent append took the key.
-// Then it reads the run again: when the attempt ended before the batch was
-// stored (a stale worker), it deletes the batch and returns
-// sortie.ErrConflict (ErrTerminal for a terminal run); such a batch is
-// never returned by Events either. One call's events are at most 3.5 MB
-// of JSON (a [*sortie.ValidationError] otherwise).
+// AppendEvents implements [sortie.ControlPlane.AppendEvents]. It checks
+// the claim on the run as this handle last saw it (read strongly
+// consistent when it has none, or when that copy does not show the claim
+// live: sortie.ErrConflict, or ErrTerminal, for a stale claim), numbers
+// the events after the attempt's last stored seq (the one this handle
+// stored last, else a Query of the last batch) and stores them as one
+// batch item with a PutItem conditional on the key being free (several
+// items in one TransactWriteItems when they exceed 300 KB), numbering
+// again after a concurrent append took the key. It does not read the run
+// again: when another process ended the attempt between the check and
+// the put, the batch is stored but never part of the run (the ending
+// write recorded the attempt's last seq, and Events hides later batches),
+// and the worker learns at its next heartbeat. One call's events are at
+// most 3.5 MB of JSON (a [*sortie.ValidationError] otherwise).
 func (c *ControlPlane) AppendEvents(ctx context.Context, a sortie.Append) ([]sortie.Event, error) {
 	if err := controlplane.CheckAttempt(a.RunID, a.Attempt, a.LaunchID); err != nil {
 		return nil, err
@@ -107,44 +112,75 @@ func (c *ControlPlane) AppendEvents(ctx context.Context, a sortie.Append) ([]sor
 	if err := c.ready("append events"); err != nil {
 		return nil, err
 	}
-	_, rec, err := c.getRun(ctx, a.RunID, true)
-	if err == nil {
-		err = controlplane.CheckAppend(rec.Run, a)
+	if err := c.appendable(ctx, a); err != nil {
+		return nil, wrap("append events", err)
 	}
+	out, err := c.appendLoop(ctx, a)
 	if err != nil {
 		return nil, wrap("append events", err)
 	}
-	out, keys, last, err := c.appendLoop(ctx, a)
-	if err == nil && len(keys) > 0 {
-		err = c.confirm(ctx, a, keys, last)
-	}
-	if err != nil {
-		return nil, wrap("append events", err)
+	if len(out) > 0 {
+		c.cache.setLast(a.RunID, a.Attempt, out[len(out)-1].Seq)
 	}
 	return out, nil
 }
 
-// appendLoop numbers and stores the events until no concurrent append
-// takes their key first; it returns the events as stored, the keys of the
-// batches it wrote and the last seq it wrote.
-func (c *ControlPlane) appendLoop(ctx context.Context, a sortie.Append) ([]sortie.Event, []string, int64, error) {
-	for try := 1; ; try++ {
-		last, err := c.lastEvent(ctx, a.RunID, a.Attempt)
-		if err != nil {
-			return nil, nil, 0, err
-		}
-		insert, out, err := c.number(ctx, a, last.last())
-		if err != nil || len(insert) == 0 {
-			return out, nil, 0, err
-		}
-		keys, err := c.putBatches(ctx, a, insert)
-		if !errors.Is(err, sortie.ErrConflict) {
-			return out, keys, insert[len(insert)-1].Seq, err
-		}
-		if try == c.maxTries {
-			return nil, nil, 0, fmt.Errorf("append events to %s attempt %d: lost %d races for the next seq: %w", a.RunID, a.Attempt, try, sortie.ErrUnavailable)
+// appendable checks a against the run: this handle's copy when it shows
+// the claim live, else the run read strongly consistent.
+func (c *ControlPlane) appendable(ctx context.Context, a sortie.Append) error {
+	if it := c.cache.get(a.RunID); it != nil {
+		if rec, err := decodeRecord(it); err == nil {
+			err = controlplane.CheckAppend(rec.Run, a)
+			if err == nil || errors.Is(err, sortie.ErrInvalidArgument) {
+				return err
+			}
 		}
 	}
+	_, rec, err := c.getRun(ctx, a.RunID, true)
+	if err != nil {
+		return err
+	}
+	return controlplane.CheckAppend(rec.Run, a)
+}
+
+// appendLoop numbers and stores the events until no concurrent append
+// takes their key first; it returns the events as stored.
+func (c *ControlPlane) appendLoop(ctx context.Context, a sortie.Append) ([]sortie.Event, error) {
+	for try := 1; ; try++ {
+		last, err := c.lastSeq(ctx, a)
+		if err != nil {
+			return nil, err
+		}
+		insert, out, err := c.number(ctx, a, last)
+		if err != nil || len(insert) == 0 {
+			return out, err
+		}
+		err = c.putBatches(ctx, a, insert)
+		if !errors.Is(err, sortie.ErrConflict) {
+			return out, err
+		}
+		c.cache.dropLast(a.RunID, a.Attempt) // another append went first: ask the table
+		if try == c.maxTries {
+			return nil, fmt.Errorf("append events to %s attempt %d: lost %d races for the next seq: %w", a.RunID, a.Attempt, try, sortie.ErrUnavailable)
+		}
+	}
+}
+
+// lastSeq returns the attempt's last stored seq: the one this handle knows
+// when a's explicit seqs do not go past it (then the table has more),
+// else the last batch's, by a strongly consistent Query.
+func (c *ControlPlane) lastSeq(ctx context.Context, a sortie.Append) (int64, error) {
+	if last, ok := c.cache.lastSeq(a.RunID, a.Attempt); ok {
+		behind := false
+		for _, e := range a.Events {
+			behind = behind || e.Seq > last+1
+		}
+		if !behind {
+			return last, nil
+		}
+	}
+	b, err := c.lastEvent(ctx, a.RunID, a.Attempt)
+	return b.last(), err
 }
 
 // number applies [controlplane.NumberEvents] after the stored seq last,
@@ -202,49 +238,71 @@ func chunks(evs []sortie.Event) ([][]sortie.Event, error) {
 
 // putBatches stores the events as batch items, each conditional on its key
 // being free; sortie.ErrConflict means another append took a key first.
-func (c *ControlPlane) putBatches(ctx context.Context, a sortie.Append, evs []sortie.Event) ([]string, error) {
+func (c *ControlPlane) putBatches(ctx context.Context, a sortie.Append, evs []sortie.Event) error {
 	parts, err := chunks(evs)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	var puts []types.TransactWriteItem
-	var keys []string
 	for _, p := range parts {
 		body, err := encodeBody(p)
 		if err != nil {
-			return nil, fmt.Errorf("encode events of %s: %w", a.RunID, err)
+			return fmt.Errorf("encode events of %s: %w", a.RunID, err)
 		}
-		sk := eventSK(a.Attempt, p[0].Seq)
-		it := keyOf(runPK(a.RunID), sk)
+		it := keyOf(runPK(a.RunID), eventSK(a.Attempt, p[0].Seq))
 		it[AttrBody] = attrB(body)
-		keys = append(keys, sk)
 		puts = append(puts, types.TransactWriteItem{Put: &types.Put{TableName: aws.String(c.table), Item: it,
-			ConditionExpression:      aws.String("attribute_not_exists(#pk)"),
-			ExpressionAttributeNames: map[string]string{"#pk": AttrPK}}})
+			ConditionExpression:                 aws.String("attribute_not_exists(#pk)"),
+			ExpressionAttributeNames:            map[string]string{"#pk": AttrPK},
+			ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld}})
 	}
 	if len(puts) == 1 {
-		return keys, c.putOne(ctx, a.RunID, puts[0].Put)
+		return c.putOne(ctx, a.RunID, puts[0].Put)
 	}
 	out, err := c.db.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{
 		TransactItems: puts, ReturnConsumedCapacity: types.ReturnConsumedCapacityIndexes})
 	if err != nil {
 		c.units.call("", Capacity{})
-		return nil, apiErr(fmt.Sprintf("put %d event batches of %s", len(puts), a.RunID), err)
+		if ownBatches(err, puts) { // applied by a try whose answer was lost
+			return nil
+		}
+		return apiErr(fmt.Sprintf("put %d event batches of %s", len(puts), a.RunID), err)
 	}
 	c.units.call(a.RunID, c.units.wrote(out.ConsumedCapacity...))
-	return keys, nil
+	return nil
 }
 
 func (c *ControlPlane) putOne(ctx context.Context, id sortie.RunID, p *types.Put) error {
 	out, err := c.db.PutItem(ctx, &dynamodb.PutItemInput{
 		TableName: p.TableName, Item: p.Item, ConditionExpression: p.ConditionExpression,
-		ExpressionAttributeNames: p.ExpressionAttributeNames,
-		ReturnConsumedCapacity:   types.ReturnConsumedCapacityIndexes,
+		ExpressionAttributeNames:            p.ExpressionAttributeNames,
+		ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld,
+		ReturnConsumedCapacity:              types.ReturnConsumedCapacityIndexes,
 	})
 	if err != nil {
 		c.units.call(id, Capacity{WriteUnits: writeUnits(itemSize(p.Item))}) // a lost condition is billed too
+		if old, lost := conditionFailed(err); lost && bytes.Equal(valB(old, AttrBody), valB(p.Item, AttrBody)) {
+			return nil // applied by a try whose answer was lost
+		}
 		return apiErr("put event batch "+valS(p.Item, AttrSK)+" of "+string(id), err)
 	}
 	c.units.call(id, c.units.wrote(capOf(out.ConsumedCapacity)...))
 	return nil
+}
+
+// ownBatches reports whether a canceled transaction of batch puts failed
+// only because its own batches were stored already (a try applied whose
+// answer was lost): every reason is a failed condition whose item is the
+// put's.
+func ownBatches(err error, puts []types.TransactWriteItem) bool {
+	var tce *types.TransactionCanceledException
+	if !errors.As(err, &tce) || len(tce.CancellationReasons) != len(puts) {
+		return false
+	}
+	for i, r := range tce.CancellationReasons {
+		if aws.ToString(r.Code) != reasonConditionFailed || !bytes.Equal(valB(r.Item, AttrBody), valB(puts[i].Put.Item, AttrBody)) {
+			return false
+		}
+	}
+	return true
 }

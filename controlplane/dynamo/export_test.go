@@ -5,3 +5,6 @@ var DecodeBody = decodeBody
 
 // EncodeBody encodes a body as the package stores it, for tests.
 var EncodeBody = encodeBody
+
+// Minus is c - o, for tests.
+func (c Capacity) Minus(o Capacity) Capacity { return c.minus(o) }

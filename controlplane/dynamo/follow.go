@@ -2,54 +2,10 @@ package dynamo
 
 import (
 	"context"
-	"fmt"
 
-	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/sortie-run/sortie"
 	"github.com/sortie-run/sortie/controlplane"
 )
-
-// confirm reads the run after batches were stored: they belong to the run
-// when the attempt is still live, or ended after them (its recorded end
-// covers them). Otherwise the worker was stale: confirm deletes the
-// batches and returns ErrConflict, or ErrTerminal for a terminal run.
-func (c *ControlPlane) confirm(ctx context.Context, a sortie.Append, keys []string, last int64) error {
-	_, rec, err := c.getRun(ctx, a.RunID, true)
-	if err != nil {
-		return err
-	}
-	r := rec.Run
-	cur := r.Current()
-	live := cur != nil && cur.Number == a.Attempt && cur.LaunchID == a.LaunchID && cur.Claimed() && !cur.Ended()
-	if live || rec.end(a.Attempt) >= last {
-		return nil
-	}
-	for _, sk := range keys {
-		if err := c.deleteBatch(ctx, a.RunID, sk); err != nil {
-			return err
-		}
-	}
-	sentinel := sortie.ErrConflict
-	if r.State.Terminal() {
-		sentinel = sortie.ErrTerminal
-	}
-	return fmt.Errorf("append events to %s attempt %d: the attempt ended before the events were stored: %w", a.RunID, a.Attempt, sentinel)
-}
-
-func (c *ControlPlane) deleteBatch(ctx context.Context, id sortie.RunID, sk string) error {
-	out, err := c.db.DeleteItem(ctx, &dynamodb.DeleteItemInput{
-		TableName: aws.String(c.table), Key: keyOf(runPK(id), sk),
-		ReturnConsumedCapacity: types.ReturnConsumedCapacityIndexes,
-	})
-	if err != nil {
-		c.units.call("", Capacity{})
-		return apiErr("delete stale event batch "+sk+" of "+string(id), err)
-	}
-	c.units.call(id, c.units.wrote(capOf(out.ConsumedCapacity)...))
-	return nil
-}
 
 // Events implements [sortie.ControlPlane.Events]: a strongly consistent
 // read of the run (sortie.ErrNotFound for an unknown run), then a Query of

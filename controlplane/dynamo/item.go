@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"hash/fnv"
 	"io"
 	"strconv"
 	"strings"
@@ -42,6 +43,14 @@ func (r *record) end(attempt int) int64 {
 }
 
 func runPK(id sortie.RunID) string { return "RUN#" + string(id) }
+
+// shardOf is the index shard of run id: FNV-1a of the ID modulo
+// [IndexShards].
+func shardOf(id sortie.RunID) int {
+	h := fnv.New32a()
+	h.Write([]byte(id))
+	return int(h.Sum32() % IndexShards)
+}
 
 const runSK = "RUN"
 

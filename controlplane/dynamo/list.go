@@ -1,10 +1,8 @@
 package dynamo
 
 import (
-	"cmp"
 	"context"
 	"slices"
-	"strings"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
@@ -31,11 +29,23 @@ func (c *ControlPlane) Get(ctx context.Context, id sortie.RunID) (*sortie.Run, e
 }
 
 // List implements [sortie.ControlPlane.List]: newest first (created_ms,
-// then ID, descending). It queries the context index when q names a
-// context and the list index otherwise (both keys only), reads the runs
-// with a strongly consistent BatchGetItem and filters them by state and
-// agent. Page tokens are signed (see [Options.PageTokenKey]); a malformed
-// query or token gives a [*sortie.ValidationError]. Indexes are
+// then ID, descending), from the index that holds what q asks for:
+//
+//   - a context: [IndexContext]'s partition of it;
+//   - a [RareState] (failed, cancelled, rejected, input-required,
+//     auth-required): [IndexState]'s shards of that state, so only runs in
+//     it are read;
+//   - submitted or working: the live runs, from [IndexLease] above its
+//     watermarks (runs that ended a moment ago are read and left out);
+//   - an agent: [IndexList]'s shards of that agent;
+//   - anything else (every run, or completed, the state most runs end
+//     in): the shards of every agent in the registry.
+//
+// The index partitions are queried newest first and merged; the runs are
+// read with a strongly consistent BatchGetItem and the other filters
+// applied to them. Partitions of tables made before the sharded indexes
+// are read too. Page tokens are signed (see [Options.PageTokenKey]); a
+// malformed query or token gives a [*sortie.ValidationError]. Indexes are
 // eventually consistent: a run reserved a moment ago may be missing.
 func (c *ControlPlane) List(ctx context.Context, q sortie.ListQuery) (*sortie.RunPage, error) {
 	if err := q.Validate(); err != nil {
@@ -50,19 +60,14 @@ func (c *ControlPlane) List(ctx context.Context, q sortie.ListQuery) (*sortie.Ru
 	}
 	size := controlplane.PageSize(q)
 	var runs []*sortie.Run
-	err = c.queryIndex(ctx, listInput(c.table, q, tok, size+1), func(keys []item, recs map[string]*record) bool {
-		for _, k := range keys {
-			rec := recs[valS(k, AttrPK)]
-			if rec == nil {
-				continue
-			}
-			r := rec.Run
-			if (q.State == "" || r.State == q.State) && (q.Agent == "" || r.Agent.Name == q.Agent) {
-				runs = append(runs, r)
-			}
+	if q.ContextID == "" && (q.State == sortie.StateSubmitted || q.State == sortie.StateWorking) {
+		runs, err = c.listLive(ctx, q, tok, size+1)
+	} else {
+		var srcs []source
+		if srcs, err = c.listSources(ctx, q); err == nil {
+			runs, err = c.merge(ctx, srcs, tok, size+1, func(r *sortie.Run) bool { return matches(r, q) })
 		}
-		return len(runs) <= size
-	})
+	}
 	if err != nil {
 		return nil, wrap("list", err)
 	}
@@ -74,17 +79,127 @@ func (c *ControlPlane) List(ctx context.Context, q sortie.ListQuery) (*sortie.Ru
 	return page, nil
 }
 
-// listInput is the index Query of a List page.
-func listInput(table string, q sortie.ListQuery, tok *controlplane.PageToken, limit int) *dynamodb.QueryInput {
-	index, pkName, pk := IndexList, AttrListPK, ListPartition
+// matches reports whether r passes q's state and agent filters.
+func matches(r *sortie.Run, q sortie.ListQuery) bool {
+	return (q.State == "" || r.State == q.State) && (q.Agent == "" || r.Agent.Name == q.Agent)
+}
+
+// source is one index partition a list reads.
+type source struct{ index, pkName, pk string }
+
+// listSources returns the index partitions that hold every run q asks for.
+func (c *ControlPlane) listSources(ctx context.Context, q sortie.ListQuery) ([]source, error) {
 	if q.ContextID != "" {
-		index, pkName, pk = IndexContext, AttrContext, q.ContextID
+		return []source{{IndexContext, AttrContext, q.ContextID}}, nil
 	}
+	legacy := source{IndexList, AttrListPK, legacyListPartition}
+	if RareState(q.State) {
+		out := []source{legacy}
+		for s := range IndexShards {
+			out = append(out, source{IndexState, AttrStatePK, StatePartition(q.State, s)})
+		}
+		return out, nil
+	}
+	agents := []string{q.Agent}
+	if q.Agent == "" {
+		var err error
+		if agents, err = c.agents(ctx); err != nil {
+			return nil, err
+		}
+	}
+	out := []source{legacy}
+	for _, a := range agents {
+		for s := range IndexShards {
+			out = append(out, source{IndexList, AttrListPK, ListPartition(a, s)})
+		}
+	}
+	return out, nil
+}
+
+// pager reads one source newest first, a page at a time.
+type pager struct {
+	in   *dynamodb.QueryInput
+	buf  []item
+	done bool
+}
+
+// head returns the pager's next key, reading a page when its buffer is
+// empty; nil when the source has no more.
+func (c *ControlPlane) head(ctx context.Context, p *pager) (item, error) {
+	for len(p.buf) == 0 && !p.done {
+		out, err := c.db.Query(ctx, p.in)
+		if err != nil {
+			c.units.call("", Capacity{})
+			return nil, apiErr("query index "+aws.ToString(p.in.IndexName), err)
+		}
+		c.units.call("", Capacity{ReadUnits: sum(capOf(out.ConsumedCapacity)...)})
+		p.buf, p.in.ExclusiveStartKey, p.done = out.Items, out.LastEvaluatedKey, len(out.LastEvaluatedKey) == 0
+	}
+	if len(p.buf) == 0 {
+		return nil, nil
+	}
+	return p.buf[0], nil
+}
+
+// merge reads the sources newest first after tok, merged in (created_ms,
+// ID) order, and returns up to want runs that match, each once.
+func (c *ControlPlane) merge(ctx context.Context, srcs []source, tok *controlplane.PageToken, want int, match func(*sortie.Run) bool) ([]*sortie.Run, error) {
+	pagers := make([]*pager, len(srcs))
+	for i, s := range srcs {
+		pagers[i] = &pager{in: indexQuery(c.table, s, tok, want)}
+	}
+	var runs []*sortie.Run
+	seen := map[string]bool{}
+	for len(runs) < want {
+		keys, err := c.newest(ctx, pagers, min(100, want-len(runs)))
+		if err != nil || len(keys) == 0 {
+			return runs, err
+		}
+		recs, err := c.batchGet(ctx, keys, true)
+		if err != nil {
+			return nil, err
+		}
+		for _, k := range keys {
+			pk := valS(k, AttrPK)
+			if rec := recs[pk]; rec != nil && !seen[pk] && match(rec.Run) && len(runs) < want {
+				seen[pk] = true
+				runs = append(runs, rec.Run)
+			}
+		}
+	}
+	return runs, nil
+}
+
+// newest takes up to n keys off the pagers, newest first.
+func (c *ControlPlane) newest(ctx context.Context, pagers []*pager, n int) ([]item, error) {
+	var keys []item
+	for len(keys) < n {
+		var best *pager
+		var bestKey string
+		for _, p := range pagers {
+			k, err := c.head(ctx, p)
+			if err != nil {
+				return nil, err
+			}
+			if k != nil && (best == nil || valS(k, AttrCreated) > bestKey) {
+				best, bestKey = p, valS(k, AttrCreated)
+			}
+		}
+		if best == nil {
+			break
+		}
+		keys, best.buf = append(keys, best.buf[0]), best.buf[1:]
+	}
+	return keys, nil
+}
+
+// indexQuery is the newest-first Query of one source after tok.
+func indexQuery(table string, s source, tok *controlplane.PageToken, limit int) *dynamodb.QueryInput {
 	in := &dynamodb.QueryInput{
-		TableName: aws.String(table), IndexName: aws.String(index),
+		TableName: aws.String(table), IndexName: aws.String(s.index),
 		KeyConditionExpression:    aws.String("#p = :p"),
-		ExpressionAttributeNames:  map[string]string{"#p": pkName},
-		ExpressionAttributeValues: item{":p": attrS(pk)},
+		ExpressionAttributeNames:  map[string]string{"#p": s.pkName},
+		ExpressionAttributeValues: item{":p": attrS(s.pk)},
 		ScanIndexForward:          aws.Bool(false), Limit: aws.Int32(int32(limit)),
 		ReturnConsumedCapacity: types.ReturnConsumedCapacityIndexes,
 	}
@@ -96,49 +211,30 @@ func listInput(table string, q sortie.ListQuery, tok *controlplane.PageToken, li
 	return in
 }
 
-// queryIndex pages through an index Query and hands each page's keys, in
-// index order, and the runs they point to (by partition key) to each until
-// it returns false.
-func (c *ControlPlane) queryIndex(ctx context.Context, in *dynamodb.QueryInput, each func(keys []item, recs map[string]*record) bool) error {
-	p := dynamodb.NewQueryPaginator(c.db, in)
-	for p.HasMorePages() {
-		out, err := p.NextPage(ctx)
-		if err != nil {
-			c.units.call("", Capacity{})
-			return apiErr("query index "+aws.ToString(in.IndexName), err)
-		}
-		c.units.call("", Capacity{ReadUnits: sum(capOf(out.ConsumedCapacity)...)})
-		recs, err := c.batchGet(ctx, out.Items)
-		if err != nil {
-			return err
-		}
-		if !each(out.Items, recs) {
-			return nil
-		}
-	}
-	return nil
-}
-
-// batchGet reads the run items the index items point to, strongly
-// consistent, by partition key; runs missing from the table are left out.
-func (c *ControlPlane) batchGet(ctx context.Context, keys []item) (map[string]*record, error) {
+// batchGet reads the run items the index items point to, by partition
+// key, strongly consistent when consistent is set; runs missing from the
+// table are left out.
+func (c *ControlPlane) batchGet(ctx context.Context, keys []item, consistent bool) (map[string]*record, error) {
 	found := map[string]*record{}
 	for chunk := range slices.Chunk(keys, 100) {
-		req := make([]item, len(chunk))
-		for i, k := range chunk {
-			req[i] = keyOf(valS(k, AttrPK), valS(k, AttrSK))
+		req, dup := make([]item, 0, len(chunk)), map[string]bool{}
+		for _, k := range chunk {
+			if pk := valS(k, AttrPK); !dup[pk] {
+				dup[pk] = true
+				req = append(req, keyOf(pk, valS(k, AttrSK)))
+			}
 		}
-		if err := c.batchGetChunk(ctx, req, found); err != nil {
+		if err := c.batchGetChunk(ctx, req, consistent, found); err != nil {
 			return nil, err
 		}
 	}
 	return found, nil
 }
 
-func (c *ControlPlane) batchGetChunk(ctx context.Context, keys []item, found map[string]*record) error {
+func (c *ControlPlane) batchGetChunk(ctx context.Context, keys []item, consistent bool, found map[string]*record) error {
 	for try := 1; len(keys) > 0; try++ {
 		out, err := c.db.BatchGetItem(ctx, &dynamodb.BatchGetItemInput{
-			RequestItems:           map[string]types.KeysAndAttributes{c.table: {Keys: keys, ConsistentRead: aws.Bool(true)}},
+			RequestItems:           map[string]types.KeysAndAttributes{c.table: {Keys: keys, ConsistentRead: aws.Bool(consistent)}},
 			ReturnConsumedCapacity: types.ReturnConsumedCapacityIndexes,
 		})
 		if err != nil {
@@ -159,73 +255,4 @@ func (c *ControlPlane) batchGetChunk(ctx context.Context, keys []item, found map
 		}
 	}
 	return nil
-}
-
-// Expired implements [sortie.ControlPlane.Expired] with the sparse lease
-// index: it queries keys at or before nowMs, oldest first, and reads the
-// runs. An index key is never later than its run's lease but may be
-// earlier (changes that extend a lease keep the key, to save index
-// writes); Expired moves such a key to the run's lease, or out of the
-// index, with an UpdateItem conditional on the run's version, and leaves
-// the run out. limit ≤ 0 means [controlplane.DefaultExpiredLimit].
-func (c *ControlPlane) Expired(ctx context.Context, nowMs int64, limit int) ([]*sortie.Run, error) {
-	if err := c.ready("expired"); err != nil {
-		return nil, err
-	}
-	limit = controlplane.ExpiredLimit(limit)
-	var due []*sortie.Run
-	scanned := 0
-	in := &dynamodb.QueryInput{
-		TableName: aws.String(c.table), IndexName: aws.String(IndexLease),
-		KeyConditionExpression:    aws.String("#p = :p AND #k <= :now"),
-		ExpressionAttributeNames:  map[string]string{"#p": AttrLeasePK, "#k": AttrLease},
-		ExpressionAttributeValues: item{":p": attrS(LeasePartition), ":now": attrN(nowMs)},
-		Limit:                     aws.Int32(int32(limit + 1)),
-		ReturnConsumedCapacity:    types.ReturnConsumedCapacityIndexes,
-	}
-	var refreshErr error
-	err := c.queryIndex(ctx, in, func(keys []item, recs map[string]*record) bool {
-		for _, k := range keys {
-			rec := recs[valS(k, AttrPK)]
-			if rec == nil {
-				continue
-			}
-			if controlplane.Expired(rec.Run, nowMs) {
-				due = append(due, rec.Run)
-			} else if err := c.refreshLease(ctx, rec, valN(k, AttrLease)); err != nil && refreshErr == nil {
-				refreshErr = err
-			}
-			scanned++
-		}
-		return needMore(due, limit, keys, scanned)
-	})
-	if err == nil {
-		err = refreshErr
-	}
-	if err != nil {
-		return nil, wrap("expired", err)
-	}
-	slices.SortFunc(due, func(a, b *sortie.Run) int {
-		return cmp.Or(cmp.Compare(a.LeaseExpiresMs, b.LeaseExpiresMs), strings.Compare(string(a.ID), string(b.ID)))
-	})
-	return due[:min(len(due), limit)], nil
-}
-
-// needMore reports whether Expired must read on: it has fewer than limit
-// due runs, or the next index keys may still hold an older lease than the
-// limit-th oldest so far (a key is never later than its lease); it stops
-// after scanning 10×limit+100 runs in one call.
-func needMore(due []*sortie.Run, limit int, keys []item, scanned int) bool {
-	if scanned >= 10*limit+100 {
-		return false
-	}
-	if len(due) < limit {
-		return true
-	}
-	leases := make([]int64, len(due))
-	for i, r := range due {
-		leases[i] = r.LeaseExpiresMs
-	}
-	slices.Sort(leases)
-	return valN(keys[len(keys)-1], AttrLease) <= leases[limit-1]
 }

@@ -34,9 +34,10 @@ func (m *opMeter) do(name string, cp *dynamo.ControlPlane, fn func() error) erro
 	return err
 }
 
-// hostWorkerRun takes one run through what the engine's host does (Reserve,
-// RecordLaunch, SetRef) on host and what a worker does (Claim, events in
-// one AppendEvents or one call each, Finish) on worker, metering each.
+// hostWorkerRun takes one run through what the engine's host does (Reserve
+// with attempt 1's launch, SetRef) on host and what a worker does (Claim,
+// events in one AppendEvents or one call each, Finish) on worker, metering
+// each.
 func hostWorkerRun(ctx context.Context, m *opMeter, host, worker *dynamo.ControlPlane, nowMs int64, events int, single bool) error {
 	run := controlplanetest.NewRun(nowMs)
 	run.IdempotencyKey, run.RequestHash = "key-"+string(run.ID), "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"
@@ -47,11 +48,7 @@ func hostWorkerRun(ctx context.Context, m *opMeter, host, worker *dynamo.Control
 		fn   func() error
 	}{
 		{"Reserve", host, func() error {
-			_, _, err := host.Reserve(ctx, &sortie.Reservation{Run: run, NowMs: nowMs})
-			return err
-		}},
-		{"RecordLaunch", host, func() error {
-			_, err := host.RecordLaunch(ctx, sortie.Launch{RunID: run.ID, Attempt: 1, LaunchID: lid, NowMs: nowMs})
+			_, _, err := host.Reserve(ctx, &sortie.Reservation{Run: run, NowMs: nowMs, LaunchID: lid})
 			return err
 		}},
 		{"SetRef", host, func() error {
@@ -95,8 +92,10 @@ func hostWorkerRun(ctx context.Context, m *opMeter, host, worker *dynamo.Control
 
 // BenchmarkRunCostPerOperation reports, per run, the read and write units
 // DynamoDB reported (ReturnConsumedCapacity) for each operation of a
-// 10-event run with an idempotency key, the host's calls on one handle and
-// the worker's on another (as two processes make them): metrics
+// 10-event run with an idempotency key, the host's calls on one handle,
+// the worker's on another (as two processes make them) and the
+// reconciler's share (Expired passing each ended run's lease entry once)
+// on a third: metrics
 // "<Operation>-WRU" and "<Operation>-RRU", and the totals. The events go in
 // one AppendEvents call (appends=1) or one call each (appends=10).
 func BenchmarkRunCostPerOperation(b *testing.B) {
@@ -105,6 +104,7 @@ func BenchmarkRunCostPerOperation(b *testing.B) {
 			db, table := newTable(b)
 			host := open(b, db, table, nil)
 			worker := open(b, newClient(), table, nil)
+			reconciler := open(b, newClient(), table, nil)
 			m := &opMeter{}
 			i := int64(0)
 			for b.Loop() {
@@ -112,6 +112,17 @@ func BenchmarkRunCostPerOperation(b *testing.B) {
 				if err := hostWorkerRun(b.Context(), m, host, worker, T0+i, 10, single); err != nil {
 					b.Fatal(err)
 				}
+			}
+			// The reconciler's share: passing every run's lease entry once.
+			err := m.do("Expired", reconciler, func() error {
+				runs, err := reconciler.Expired(b.Context(), T0+i+dynamo.LeaseMarginMs+3_600_000, 0)
+				if err == nil && len(runs) > 0 {
+					err = fmt.Errorf("%d runs expired, want none (every run ended)", len(runs))
+				}
+				return err
+			})
+			if err != nil {
+				b.Fatal(err)
 			}
 			var total dynamo.Capacity
 			for _, name := range m.order {

@@ -9,6 +9,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+	"github.com/sortie-run/sortie"
 )
 
 // Attribute names of the single table. They are short because every byte
@@ -22,15 +23,17 @@ const (
 	AttrVersion = "v"   // N: the run's Version
 	AttrState   = "st"  // S: the run's State
 	AttrAttempt = "at"  // N: the run's current attempt number
-	AttrListPK  = "lp"  // S: [ListPartition] on every run (list index partition)
-	AttrCreated = "ck"  // S: created_ms zero-padded to 15 digits, '#', run ID (list sort key)
+	AttrListPK  = "lp"  // S: list index partition of every run: A#<agent>#<shard> ([ListPartition])
+	AttrCreated = "ck"  // S: created_ms zero-padded to 15 digits, '#', run ID (list, context and state sort key)
 	AttrContext = "cx"  // S: the run's context ID, absent when empty (context index partition)
-	AttrLeasePK = "ls"  // S: [LeasePartition] while the run is in the lease index
-	AttrLease   = "lk"  // N: lease index key, Unix ms, never later than the run's LeaseExpiresMs
+	AttrStatePK = "sp"  // S: state index partition S#<state>#<shard> while the run is in a [RareState], else absent
+	AttrLeasePK = "ls"  // S: lease index partition L#<shard> ([LeasePartition]), set at reservation and kept
+	AttrLease   = "lk"  // N: lease index key, Unix ms: never later than the lease of a run with one (see [Expired])
 	AttrRunID   = "rid" // S: idempotency record: the run it reserved
 	AttrHash    = "h"   // B: idempotency record: the request hash
 	AttrExpires = "exp" // N: idempotency record: expiry, Unix ms
 	AttrTTL     = "ttl" // N: idempotency record: expiry rounded up to Unix seconds, for DynamoDB TTL
+	AttrToken   = "wt"  // B: run item and idempotency record: 8 random bytes of the Reserve call that put it
 
 	AttrURL       = "u"   // S: push config: the webhook URL
 	AttrKeyID     = "kid" // S: push config: the signing key ID, absent when empty
@@ -43,25 +46,67 @@ const (
 	AttrCount     = "n"   // N: push counter: how many push configs the run has
 )
 
-// Index names and the constant partitions of the list and lease indexes.
+// Index names.
 const (
-	// IndexList orders every run newest first: (lp, ck), keys only.
+	// IndexList orders the runs of one agent newest first: (lp, ck), keys
+	// only, in [IndexShards] partitions per agent.
 	IndexList = "list"
 	// IndexContext orders the runs of one context newest first: (cx, ck), keys only.
 	IndexContext = "context"
-	// IndexLease is the sparse index of runs the reconciler must look at:
-	// (ls, lk), keys only. Terminal and interrupted runs leave it.
+	// IndexState orders the runs in one [RareState] newest first: (sp, ck),
+	// keys only, in [IndexShards] partitions per state. A run leaves it
+	// when it leaves the state (a resumed interrupt).
+	IndexState = "state"
+	// IndexLease holds every run's lease key: (ls, lk), keys only, in
+	// [IndexShards] partitions. The reconciler reads it from a watermark
+	// up (see [ControlPlane.Expired]): entries of runs that ended stay
+	// behind, read once more and passed, instead of costing a write each.
 	IndexLease = "lease"
 	// IndexPush is the sparse index of push configurations not done:
 	// (pp, pd), keys only. A configuration leaves it when Done is set.
 	IndexPush = "push"
-	// ListPartition is the value of [AttrListPK] on every run.
-	ListPartition = "R"
-	// LeasePartition is the value of [AttrLeasePK] on runs in the lease index.
-	LeasePartition = "L"
-	// PushPartition is the value of [AttrPushPK] on push configs in the push index.
-	PushPartition = "P"
 )
+
+// IndexShards is how many partitions the list, state and lease indexes
+// spread each of their keys over (write sharding: a run's shard is a hash
+// of its ID). One index partition takes about 1,000 writes a second, so
+// one agent can reserve about 4,000 runs a second; a list reads one
+// partition per shard (and agent) and merges them.
+const IndexShards = 4
+
+// Partitions of tables made before the indexes were sharded: every run
+// was in list partition "R" and live runs in lease partition "L". They are
+// still read (lists post-filter them) until `sortie dynamo reindex` moves
+// their runs to the sharded partitions.
+const (
+	legacyListPartition  = "R"
+	legacyLeasePartition = "L"
+)
+
+// ListPartition returns the list index partition of the runs of agent in
+// shard (0..[IndexShards]-1): "A#" + agent + "#" + shard.
+func ListPartition(agent string, shard int) string { return fmt.Sprintf("A#%s#%d", agent, shard) }
+
+// LeasePartition returns the lease index partition of shard: "L#" + shard.
+func LeasePartition(shard int) string { return fmt.Sprintf("L#%d", shard) }
+
+// StatePartition returns the state index partition of state in shard:
+// "S#" + state + "#" + shard.
+func StatePartition(state sortie.State, shard int) string { return fmt.Sprintf("S#%s#%d", state, shard) }
+
+// RareState reports whether runs in state s are in [IndexState]: every
+// state but the common ones (submitted and working, which the lease index
+// lists, and completed, which most runs end in and the list index lists).
+func RareState(s sortie.State) bool {
+	switch s {
+	case sortie.StateFailed, sortie.StateCancelled, sortie.StateRejected, sortie.StateInputRequired, sortie.StateAuthRequired:
+		return true
+	}
+	return false
+}
+
+// PushPartition is the value of [AttrPushPK] on push configs in the push index.
+const PushPartition = "P"
 
 // ItemLimitBytes is DynamoDB's item size limit (400 KB). A write whose item
 // would exceed it is refused with a [*sortie.ValidationError]; nothing is
@@ -69,9 +114,11 @@ const (
 const ItemLimitBytes = 400 << 10
 
 // TableDefinition returns the CreateTable input of a table named table,
-// exactly as this package expects it: on-demand billing, key (pk, sk) and
-// the keys-only global secondary indexes [IndexList], [IndexContext],
-// [IndexLease] and [IndexPush]. TTL on [AttrTTL] is enabled separately (see [CreateTable]).
+// exactly as this package expects it: on-demand billing, key (pk, sk), the
+// keys-only global secondary indexes [IndexList], [IndexContext],
+// [IndexState], [IndexLease] and [IndexPush], and a stream of keys
+// ([Watch] reads it to wake followers). TTL on [AttrTTL] is enabled
+// separately (see [CreateTable]).
 func TableDefinition(table string) *dynamodb.CreateTableInput {
 	s := func(name string) types.AttributeDefinition {
 		return types.AttributeDefinition{AttributeName: aws.String(name), AttributeType: types.ScalarAttributeTypeS}
@@ -93,16 +140,18 @@ func TableDefinition(table string) *dynamodb.CreateTableInput {
 		TableName:   aws.String(table),
 		BillingMode: types.BillingModePayPerRequest,
 		AttributeDefinitions: []types.AttributeDefinition{
-			s(AttrPK), s(AttrSK), s(AttrListPK), s(AttrCreated), s(AttrContext), s(AttrLeasePK),
-			n(AttrLease), s(AttrPushPK), n(AttrPushDue),
+			s(AttrPK), s(AttrSK), s(AttrListPK), s(AttrCreated), s(AttrContext), s(AttrStatePK),
+			s(AttrLeasePK), n(AttrLease), s(AttrPushPK), n(AttrPushDue),
 		},
 		KeySchema: key(AttrPK, AttrSK),
 		GlobalSecondaryIndexes: []types.GlobalSecondaryIndex{
 			gsi(IndexList, AttrListPK, AttrCreated),
 			gsi(IndexContext, AttrContext, AttrCreated),
+			gsi(IndexState, AttrStatePK, AttrCreated),
 			gsi(IndexLease, AttrLeasePK, AttrLease),
 			gsi(IndexPush, AttrPushPK, AttrPushDue),
 		},
+		StreamSpecification: &types.StreamSpecification{StreamEnabled: aws.Bool(true), StreamViewType: types.StreamViewTypeKeysOnly},
 	}
 }
 

@@ -42,9 +42,12 @@ func TestCreateTableMatchesDefinition(t *testing.T) {
 		idx = append(idx, *g.IndexName+":"+string(g.Projection.ProjectionType)+":"+*g.KeySchema[0].AttributeName+"/"+*g.KeySchema[1].AttributeName)
 	}
 	slices.Sort(idx)
-	wantIdx := []string{"context:KEYS_ONLY:cx/ck", "lease:KEYS_ONLY:ls/lk", "list:KEYS_ONLY:lp/ck", "push:KEYS_ONLY:pp/pd"}
+	wantIdx := []string{"context:KEYS_ONLY:cx/ck", "lease:KEYS_ONLY:ls/lk", "list:KEYS_ONLY:lp/ck", "push:KEYS_ONLY:pp/pd", "state:KEYS_ONLY:sp/ck"}
 	if diff := cmp.Diff(wantIdx, idx); diff != "" {
 		t.Errorf("global secondary indexes (-want +got):\n%s", diff)
+	}
+	if s := got.StreamSpecification; s == nil || !aws.ToBool(s.StreamEnabled) || s.StreamViewType != types.StreamViewTypeKeysOnly {
+		t.Errorf("stream specification = %+v, want a stream of keys", s)
 	}
 	ttl, err := db.DescribeTimeToLive(ctx, &dynamodb.DescribeTimeToLiveInput{TableName: aws.String(table)})
 	if err != nil || aws.ToString(ttl.TimeToLiveDescription.AttributeName) != dynamo.AttrTTL {
