@@ -1,6 +1,7 @@
 package terraform
 
 import (
+	"fmt"
 	"maps"
 	"reflect"
 	"slices"
@@ -69,8 +70,12 @@ func TestAWSTableIsTableDefinition(t *testing.T) {
 	if got := m.str(child(t, tbl, "point_in_time_recovery"), "enabled"); got != "var.point_in_time_recovery" {
 		t.Errorf("point_in_time_recovery.enabled = %s, want var.point_in_time_recovery", got)
 	}
-	if _, ok := tbl.Attributes["stream_enabled"]; ok {
-		t.Errorf("aws_dynamodb_table.runs sets stream_enabled; nothing in the code reads a stream")
+	stream := def.StreamSpecification
+	if got := m.str(tbl, "stream_enabled"); got != fmt.Sprint(aws.ToBool(stream.StreamEnabled)) {
+		t.Errorf("stream_enabled = %s, want %v as dynamo.TableDefinition", got, aws.ToBool(stream.StreamEnabled))
+	}
+	if got := m.str(tbl, "stream_view_type"); got != string(stream.StreamViewType) {
+		t.Errorf("stream_view_type = %s, want %s as dynamo.TableDefinition", got, stream.StreamViewType)
 	}
 }
 
@@ -170,7 +175,11 @@ func TestAWSPoliciesAllowWhatTheCodeCalls(t *testing.T) {
 	only := func(purposes ...string) string { return "StringEquals " + purpose + "=" + strings.Join(purposes, ",") }
 
 	table, key := "aws_dynamodb_table.runs.arn", "aws_kms_key.config.arn"
-	leading := "ForAllValues:StringLike dynamodb:LeadingKeys=RUN#*,IDEM#*"
+	var prefixes []string
+	for _, p := range dynamo.KeyPrefixes {
+		prefixes = append(prefixes, p+"*")
+	}
+	leading := "ForAllValues:StringLike dynamodb:LeadingKeys=" + strings.Join(prefixes, ",")
 	itemGrant := grant{Actions: items, Resources: []string{table}, Condition: leading}
 	indexGrant := grant{Actions: []string{"dynamodb:Query"}, Resources: []string{"${" + table + "}/index/*"}}
 	logs := func(fn string) grant {

@@ -97,9 +97,12 @@ func (c *ControlPlane) expiredIn(ctx context.Context, partition string, mark, no
 		if err := c.scanPage(ctx, s, out.Items, nowMs); err != nil {
 			return nil, err
 		}
-		if len(out.Items) == 0 || !needMore(s.due, limit, out.Items, s.scanned) {
+		if len(out.Items) > 0 && !needMore(s.due, limit, out.Items, s.scanned) {
 			break
 		}
+	}
+	if !p.HasMorePages() && !s.frozen {
+		s.frontier = nowMs // every entry up to nowMs was passed
 	}
 	if m := min(s.frontier, nowMs-LeaseMarginMs); m > mark {
 		if err := c.advance(ctx, partition, m); err != nil {

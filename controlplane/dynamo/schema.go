@@ -46,6 +46,13 @@ const (
 	AttrCount     = "n"   // N: push counter: how many push configs the run has
 )
 
+// KeyPrefixes are the beginnings of every partition key this package
+// writes: runs with their events and push configurations, idempotency
+// records (UTF-8 and hex forms), and control items (the agent registry,
+// the lease watermarks). A policy's dynamodb:LeadingKeys condition names
+// them; terraform's is checked against this list.
+var KeyPrefixes = []string{"RUN#", "IDEM#", "IDEMX#", "CTL#"}
+
 // Index names.
 const (
 	// IndexList orders the runs of one agent newest first: (lp, ck), keys

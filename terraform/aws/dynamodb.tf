@@ -1,10 +1,12 @@
 # The control plane's single table, exactly as controlplane/dynamo's
 # TableDefinition creates it (the contract test in terraform/ compares them):
-# on-demand billing, key (pk, sk), four keys-only global secondary indexes
-# (list, context, the sparse lease and push indexes) and TTL on ttl
-# (idempotency records, Unix seconds). No stream: nothing reads one. Adding
-# the push index to an existing table is an in-place update (the table is
-# backfilled; nothing is replaced).
+# on-demand billing, key (pk, sk), five keys-only global secondary indexes
+# (list, context, state, lease and push), TTL on ttl (idempotency records,
+# Unix seconds) and a stream of keys, which hosts read to wake followers of
+# runs written elsewhere. Adding an index or the stream to an existing
+# table is an in-place update (indexes are backfilled; nothing is
+# replaced): apply this module, then run `sortie dynamo reindex` once to
+# move runs made before the sharded indexes into them.
 resource "aws_dynamodb_table" "runs" {
   name                        = "${var.name}-runs"
   billing_mode                = "PAY_PER_REQUEST"
@@ -30,6 +32,10 @@ resource "aws_dynamodb_table" "runs" {
   }
   attribute {
     name = "cx"
+    type = "S"
+  }
+  attribute {
+    name = "sp"
     type = "S"
   }
   attribute {
@@ -62,6 +68,12 @@ resource "aws_dynamodb_table" "runs" {
     projection_type = "KEYS_ONLY"
   }
   global_secondary_index {
+    name            = "state"
+    hash_key        = "sp"
+    range_key       = "ck"
+    projection_type = "KEYS_ONLY"
+  }
+  global_secondary_index {
     name            = "lease"
     hash_key        = "ls"
     range_key       = "lk"
@@ -73,6 +85,9 @@ resource "aws_dynamodb_table" "runs" {
     range_key       = "pd"
     projection_type = "KEYS_ONLY"
   }
+
+  stream_enabled   = true
+  stream_view_type = "KEYS_ONLY"
 
   ttl {
     attribute_name = "ttl"

@@ -5,9 +5,10 @@
 # (logs, SQS polling, the on-failure destination) named in the test.
 #
 # Item actions are limited by dynamodb:LeadingKeys to the control plane's
-# partitions (RUN#…, IDEM#…); index queries cannot be (the index
-# partitions are the constants R and L and context IDs), so only the
-# reconciler and the trigger get them, on this table's indexes only.
+# partitions (dynamo.KeyPrefixes: RUN#…, IDEM#…, IDEMX#…, CTL#…); index
+# queries cannot be (index partitions are agents, states, shards and
+# context IDs), so only the reconciler and the trigger get them, on this
+# table's indexes only.
 # kms:Decrypt is conditioned on the envelope's purpose: only the worker
 # opens invocation-config envelopes; the engine side (reconciler, trigger)
 # opens config-at-rest ones to re-seal them per attempt.
@@ -66,7 +67,7 @@ data "aws_iam_policy_document" "worker" {
     condition {
       test     = "ForAllValues:StringLike"
       variable = "dynamodb:LeadingKeys"
-      values   = ["RUN#*", "IDEM#*"]
+      values   = ["RUN#*", "IDEM#*", "IDEMX#*", "CTL#*"]
     }
   }
   statement {
@@ -99,7 +100,7 @@ data "aws_iam_policy_document" "reconciler" {
     condition {
       test     = "ForAllValues:StringLike"
       variable = "dynamodb:LeadingKeys"
-      values   = ["RUN#*", "IDEM#*"]
+      values   = ["RUN#*", "IDEM#*", "IDEMX#*", "CTL#*"]
     }
   }
   statement {
@@ -147,7 +148,7 @@ data "aws_iam_policy_document" "trigger" {
     condition {
       test     = "ForAllValues:StringLike"
       variable = "dynamodb:LeadingKeys"
-      values   = ["RUN#*", "IDEM#*"]
+      values   = ["RUN#*", "IDEM#*", "IDEMX#*", "CTL#*"]
     }
   }
   statement {
