@@ -38,10 +38,12 @@ const LeaseMarginMs = 60_000
 //     earlier key, to save index writes) to its lease, with an UpdateItem
 //     conditional on its version and key.
 //
-// Then it raises the watermark over what it passed, to at most nowMs -
-// [LeaseMarginMs]. An index key is never later than its run's lease, and
-// writes set new keys at or after their own time, so no live run is left
-// below a watermark. limit ≤ 0 means [controlplane.DefaultExpiredLimit].
+// Then it raises the watermark to the last key it passed (no further: a
+// clock far ahead cannot pass keys not written yet), and at most to nowMs
+// - [LeaseMarginMs]. An index key is never later than its run's lease,
+// and writes set new keys at or after their own time, so no live run is
+// left below a watermark. limit ≤ 0 means
+// [controlplane.DefaultExpiredLimit].
 func (c *ControlPlane) Expired(ctx context.Context, nowMs int64, limit int) ([]*sortie.Run, error) {
 	if err := c.ready("expired"); err != nil {
 		return nil, err
@@ -77,6 +79,9 @@ type scan struct {
 
 // expiredIn scans partition above mark up to nowMs and raises its mark.
 func (c *ControlPlane) expiredIn(ctx context.Context, partition string, mark, nowMs int64, limit int) ([]*sortie.Run, error) {
+	if mark >= nowMs {
+		return nil, nil // a caller's clock behind the one that set the mark: nothing to look at
+	}
 	in := &dynamodb.QueryInput{
 		TableName: aws.String(c.table), IndexName: aws.String(IndexLease),
 		KeyConditionExpression:    aws.String("#p = :p AND #k BETWEEN :lo AND :now"),
@@ -100,9 +105,6 @@ func (c *ControlPlane) expiredIn(ctx context.Context, partition string, mark, no
 		if len(out.Items) > 0 && !needMore(s.due, limit, out.Items, s.scanned) {
 			break
 		}
-	}
-	if !p.HasMorePages() && !s.frozen {
-		s.frontier = nowMs // every entry up to nowMs was passed
 	}
 	if m := min(s.frontier, nowMs-LeaseMarginMs); m > mark {
 		if err := c.advance(ctx, partition, m); err != nil {

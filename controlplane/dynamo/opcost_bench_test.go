@@ -52,7 +52,8 @@ func hostWorkerRun(ctx context.Context, m *opMeter, host, worker *dynamo.Control
 			return err
 		}},
 		{"SetRef", host, func() error {
-			return host.SetRef(ctx, run.ID, 1, lid, sortie.Ref{Provider: "lambda", Resource: "probe", ID: "req-1", RunID: run.ID, Attempt: 1, LaunchID: lid})
+			_, err := host.SetRef(ctx, run.ID, 1, lid, sortie.Ref{Provider: "lambda", Resource: "probe", ID: "req-1", RunID: run.ID, Attempt: 1, LaunchID: lid})
+			return err
 		}},
 		{"Claim", worker, func() error {
 			_, err := worker.Claim(ctx, sortie.Claim{RunID: run.ID, Attempt: 1, LaunchID: lid, Owner: "bench", NowMs: nowMs})
