@@ -7,12 +7,14 @@
 //
 // # Single-table layout
 //
-//	item                pk                      sk                       attributes
-//	run                 RUN#<id>                RUN                      b (body), v, st, at, lp, ck, cx, ls, lk
-//	event batch         RUN#<id>                EVT#<attempt:4>#<seq:10> b (the batch's events)
-//	idempotency record  IDEM#<len>#<scope>#<key> IDEM                    rid, h, exp (ms), ttl (s), b
-//	push counter        RUN#<id>                PUSH                     n (the run's push configs)
-//	push config         RUN#<id>                PUSH#<config id>         u, kid, fmt, stk, cm, dv, fl, le, pd, pp
+//	item                pk                       sk                       attributes
+//	run                 RUN#<id>                 RUN                      b (body), v, st, at, lp, ck, cx, sp, ls, lk, wt
+//	event batch         RUN#<id>                 EVT#<attempt:4>#<seq:10> b (the batch's events)
+//	idempotency record  IDEM#<len>#<scope>#<key> IDEM                     rid, h, exp (ms), ttl (s), b, wt
+//	push counter        RUN#<id>                 PUSH                     n (the run's push configs)
+//	push config         RUN#<id>                 PUSH#<config id>         u, kid, fmt, stk, cm, dv, fl, le, pd, pp
+//	agent registry      CTL#agents               A#<agent>                (none)
+//	lease watermarks    CTL#lease                CTL                      w<partition> (Unix ms)
 //
 // The body b is the run as JSON, compressed with DEFLATE, next to the
 // capacity recorded for the run and the last event seq of each ended
@@ -21,36 +23,61 @@
 // three), and the index keys. Every timestamp is an integer in Unix ms
 // (lk, exp, the *_ms fields of the body, the digits of ck); the one
 // exception is ttl, the record's expiry rounded up to Unix seconds because
-// DynamoDB's TTL requires seconds; no code compares it.
+// DynamoDB's TTL requires seconds; no code compares it. [KeyPrefixes]
+// lists the partition key prefixes, for IAM's dynamodb:LeadingKeys.
 //
-// Four keys-only global secondary indexes: [IndexList] (every run, newest
-// first), [IndexContext] (the runs of one context), the sparse
-// [IndexLease] (runs the reconciler must look at) and the sparse
-// [IndexPush] (push configurations not done, by NextAttemptMs). List reads an index and
-// then the runs with a strongly consistent BatchGetItem, filtering by state
-// and agent; page tokens are the last run's position signed with
-// HMAC-SHA256 ([Options.PageTokenKey]), never a LastEvaluatedKey a client
-// could forge. The list and lease partitions are constants, so one index
-// partition takes every reservation (about 1000 writes/s); indexes are
-// eventually consistent, so a run reserved a moment ago may be missing from
-// List and Expired for a moment.
+// # Indexes
+//
+// Five keys-only global secondary indexes. [IndexList] holds every run
+// under its agent, [IndexContext] the runs of a context, [IndexState] the
+// runs in a [RareState] (failed, cancelled, rejected, input-required,
+// auth-required), all newest first (sort key ck). [IndexLease] holds every
+// run's lease key, [IndexPush] the push configurations not done. The list,
+// state and lease partitions are write-sharded: a run's shard is a hash of
+// its ID, one of [IndexShards] (4), so each agent, state and the lease
+// index take about 4,000 writes a second instead of one partition's 1,000.
+//
+// [ControlPlane.List] reads the partitions that hold exactly what a query
+// asks for (a rare state, an agent, a context, the live runs) and merges
+// them newest first; an unfiltered list merges every registered agent's
+// shards (the registry holds one small item per agent, written once per
+// handle and agent). The runs are then read with a strongly consistent
+// BatchGetItem. Page tokens are positions signed with HMAC-SHA256
+// ([Options.PageTokenKey]), never a LastEvaluatedKey a client could
+// forge. Indexes are eventually consistent: a run reserved a moment ago
+// may be missing from List and Expired for a moment.
+//
+// A run's lease entry stays when the run ends: removing it would cost a
+// write per run. [ControlPlane.Expired] instead keeps a watermark per
+// lease partition below which every entry is passed (the run ended, waits
+// for input, or its key moved), reads entries above it once, and raises it.
 //
 // # Writes
 //
-// Reserve is one TransactWriteItems of the run and its idempotency record,
-// each conditional on its key being free (an expired record counts as
-// absent: exp <= now, both in ms). A duplicate is answered from the
-// cancellation reasons with ALL_OLD and no extra read; its request hash is
-// always compared first. A run without an idempotency key is one
-// conditional PutItem.
+// Reserve is two conditional PutItems, not a transaction (the issue that
+// asked for fewer write units allowed it; DESIGN.md describes one
+// TransactWriteItems): the idempotency record first, then the run. The
+// record carries the run as reserved, so a duplicate that finds the record
+// but not the run stores the run from it: the pair heals itself. With the
+// reservation's launch ID, the run is stored with attempt 1 recorded.
 //
-// Every other state change reads the run strongly consistent, applies the
-// shared transition of package [github.com/sortie-run/sortie/controlplane]
-// and writes it back with an UpdateItem conditional on version, state and
-// attempt; a lost condition returns the winner (ALL_OLD) and the
-// transition is applied again to it, with no extra read. Claim, Heartbeat
-// and Finish therefore only ever write for the claimed attempt: a stale
-// worker's call fails the transition's check.
+// Every other state change applies the shared transition of package
+// [github.com/sortie-run/sortie/controlplane] to the run and writes it
+// back with an UpdateItem conditional on version, state and attempt; a
+// lost condition returns the winner (ALL_OLD, or a strongly consistent
+// GetItem when DynamoDB leaves it out) and the transition is applied again
+// to it. The claim holder's own writes (Heartbeat, Finish) start from the
+// run as the handle last wrote or read it, without a read; a stale copy
+// costs one lost condition. Claim, Heartbeat and Finish therefore only
+// ever write for the claimed attempt: a stale worker's call fails the
+// transition's check.
+//
+// Every call that fails transiently (throttling, a transaction conflict,
+// a 5xx answer, a network failure) is sent again with a jittered, growing
+// pause, up to 8 tries beyond the SDK's own, and counted in
+// [ControlPlane.Consumed]. A write applied by DynamoDB whose answer was
+// lost is recognised when its retry's condition fails with its own item
+// (the same version and body, or the Reserve call's random write token wt).
 //
 // # Events
 //
@@ -58,43 +85,51 @@
 // items in one transaction when its events exceed 300 KB), stored with a
 // PutItem conditional on the key being free; a concurrent append that took
 // the key makes the call number its events again after the new last batch.
-// A batch is not a transaction with the run item, so the append reads the
-// run again after the put: when the attempt ended meanwhile, it deletes
-// the batch and fails. Finish records the attempt's last seq on the run,
-// and Events hides any later batch (a stale worker that died before
-// deleting its batch). The trade-off: an append costs one write unit (a
-// batch of up to 1 KB) and three reads, where a transaction with the run
-// item would cost four write units (two items, doubled) and one read.
+// The claim is checked on the handle's copy of the run (read when it has
+// none or it does not show the claim live), and the attempt's last seq is
+// the one the handle stored last (a Query otherwise): an append costs one
+// write unit (a batch of up to 1 KB) and, through the worker's handle, no
+// read. A batch is not a transaction with the run item: when another
+// process ended the attempt between the check and the put, the batch is
+// stored but never part of the run (the ending write records the attempt's
+// last seq, Events hides later batches), and the worker learns at its next
+// heartbeat.
 //
 // # Item size
 //
 // An item is at most 400 KB ([ItemLimitBytes]). Nothing is offloaded to
-// object storage and nothing is truncated: a change that would make the
-// run item larger (variables, result, checkpoint and resume input share
-// it, compressed) is refused with a [*sortie.ValidationError] naming the
-// limit, and the stored run is unchanged; one AppendEvents call takes at
-// most 3.5 MB of event JSON.
+// object storage and nothing is truncated: a client's change that would
+// make the run item larger (variables and resume input share it with the
+// result and checkpoint, compressed) is refused with a
+// [*controlplane.TooLargeError] naming the limit (it matches
+// sortie.ErrInvalidArgument), and the stored run is unchanged; a worker's
+// Finish whose outcome would not fit ends the attempt with a permanent
+// output_too_large error instead. One AppendEvents call takes at most
+// 3.5 MB of event JSON.
 //
 // # Cost per run
 //
 // Every request asks for ReturnConsumedCapacity INDEXES. Each run write
 // records on the run the units of the reads and writes this handle made
 // for it since its previous write, plus its own units computed from the
-// item sizes as DynamoDB bills them (a write of up to 1 KB is one unit, a
-// transactional one two, each index entry written one more); the
-// difference to what DynamoDB then reports is recorded with the run's
-// next write. When an attempt ends, the units recorded since the previous
-// attempt ended are put on its [sortie.Usage] (ReadUnits, WriteUnits).
-// Reads that change nothing (Get, List, Events, Expired) are not put on
-// runs; [ControlPlane.Consumed] counts everything a handle consumed.
+// item sizes as DynamoDB bills them (a write of up to 1 KB is one unit,
+// each index entry written one more); the difference to what DynamoDB
+// then reports is recorded with the run's next write. When an attempt
+// ends, the units recorded since the previous attempt ended are put on its
+// [sortie.Usage] (ReadUnits, WriteUnits). Reads that change nothing (Get,
+// List, Events, Expired) are not put on runs; [ControlPlane.Consumed]
+// counts everything a handle consumed.
 //
-// A run with an idempotency key, SetRef and ten events in one
-// AppendEvents costs 14 write units (Reserve 8: two items and two index
-// entries, all doubled by the transaction; RecordLaunch, SetRef, Claim and
-// the append 1 each; Finish 2, one for leaving the lease index); without a
-// key Reserve costs 3 and the run 9. The lease index key only moves
-// earlier: a later lease (RecordLaunch, Claim, Heartbeat) keeps it, so
-// those writes touch no index; Expired moves a key it reaches too early.
+// A run with an idempotency key and ten events in one AppendEvents, as
+// the engine and a worker make it, costs 8 write units: Reserve 4 (the
+// record, the run, its list and lease entries), SetRef, Claim, the append
+// and Finish 1 each; and about 3.5 read units: SetRef, Claim and Finish
+// (the attempt's last seq) 1 each, and the reconciler's pass over the
+// run's lease entry 0.5. A run that ends in a rare state writes its state
+// entry (1 more), a context 1 more, and a run longer than the launch grace
+// (10 s) has its lease key moved by the reconciler (3). The lease key only
+// moves earlier: a later lease (Claim, Heartbeat) keeps it, so those
+// writes touch no index.
 //
 // # Push configurations
 //
@@ -124,9 +159,9 @@
 // its pages follow the index (NextAttemptMs first), and a page token is
 // the index position of the page's last configuration, signed like List's.
 //
-// A table created before the push index existed needs it added (the
-// terraform module adds it in place; `sortie dynamo create-table` does not
-// change an existing table); until then PendingPushConfigs fails.
-//
-// The package implements no [sortie.Notifier]: followers poll Events.
+// A table created before the push or state index existed needs them
+// added (the terraform module adds them in place; `sortie dynamo
+// create-table` does not change an existing table); until then
+// PendingPushConfigs and lists of a rare state fail. [Reindex] (`sortie
+// dynamo reindex`) moves runs stored before the sharded indexes into them.
 package dynamo
