@@ -64,6 +64,11 @@ func TestDynamoCreateTable(t *testing.T) {
 	if r := run("--table", "sortie-runs", "--if-missing"); r.code != 0 || r.stdout != "table sortie-runs exists\n" {
 		t.Errorf("create-table --if-missing again = exit %d, %q %q, want 0", r.code, r.stdout, r.stderr)
 	}
+	reindex := c.cmd("dynamo", "reindex", "--endpoint", srv.Endpoint, "--region", dynamodblocal.Region, "--table", "sortie-runs")
+	reindex.Env = append(reindex.Env, "AWS_ACCESS_KEY_ID="+dynamodblocal.AccessKeyID, "AWS_SECRET_ACCESS_KEY="+dynamodblocal.SecretAccessKey, "AWS_EC2_METADATA_DISABLED=true")
+	if r := runCmd(t, reindex); r.code != 0 || r.stdout != "moved 0 runs of table sortie-runs\n" {
+		t.Errorf("sortie dynamo reindex of a new table = exit %d, %q %q, want 0 runs moved", r.code, r.stdout, r.stderr)
+	}
 	// The table and endpoint from the environment, as the other commands take them.
 	cmd := c.cmd("dynamo", "create-table", "--region", dynamodblocal.Region)
 	cmd.Env = append(cmd.Env, "AWS_ACCESS_KEY_ID="+dynamodblocal.AccessKeyID, "AWS_SECRET_ACCESS_KEY="+dynamodblocal.SecretAccessKey,
