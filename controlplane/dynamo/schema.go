@@ -99,7 +99,9 @@ func LeasePartition(shard int) string { return fmt.Sprintf("L#%d", shard) }
 
 // StatePartition returns the state index partition of state in shard:
 // "S#" + state + "#" + shard.
-func StatePartition(state sortie.State, shard int) string { return fmt.Sprintf("S#%s#%d", state, shard) }
+func StatePartition(state sortie.State, shard int) string {
+	return fmt.Sprintf("S#%s#%d", state, shard)
+}
 
 // RareState reports whether runs in state s are in [IndexState]: every
 // state but the common ones (submitted and working, which the lease index
