@@ -154,7 +154,7 @@ func (e *Engine) SubmitCreated(ctx context.Context, req *SubmitRequest) (*Run, b
 		return nil, false, err
 	}
 	defer e.life.release()
-	ctx, span := startSpan(ctx, "sortie.submit", "")
+	ctx, span := startSpan(ctx, "sortie.submit", "", "")
 	defer span.End()
 	run, err := e.newRun(ctx, req)
 	if err != nil {
@@ -262,7 +262,7 @@ func (e *Engine) invocation(run *Run, attempt int, launchID string) *Invocation 
 		Agent: run.Agent, Variables: run.Variables, SealedConfig: run.SealedConfig,
 		DeadlineMs:  e.nowMs() + run.Policy.AttemptTimeoutMs,
 		HeartbeatMs: run.Policy.HeartbeatMs, LeaseMs: run.Policy.LeaseMs,
-		Report: e.opts.Report, TraceParent: run.TraceParent,
+		Report: e.opts.Report, TraceParent: run.TraceParent, TraceState: run.TraceState,
 	}
 	if run.State == StateWorking && run.Interrupt != nil {
 		inv.Resume = &Resume{Checkpoint: run.Interrupt.Checkpoint, Input: run.ResumeInput}

@@ -41,6 +41,9 @@ type Invocation struct {
 	// attempt's launch span, under the run's submission; empty when the
 	// submission was not traced.
 	TraceParent string `json:"traceparent,omitempty"`
+	// TraceState is the W3C tracestate of TraceParent's trace (at most
+	// [MaxTraceStateBytes]); empty when there is none.
+	TraceState string `json:"tracestate,omitempty"`
 }
 
 // Resume is the data a resumed attempt receives: the interrupt's checkpoint
@@ -96,6 +99,12 @@ func (inv *Invocation) Validate() error {
 	}
 	if inv.HeartbeatMs <= 0 || inv.LeaseMs < inv.HeartbeatMs {
 		return invalidf("heartbeat_ms", "heartbeat %d ms must be positive and at most lease %d ms", inv.HeartbeatMs, inv.LeaseMs)
+	}
+	if len(inv.TraceParent) > MaxTraceParentBytes {
+		return invalidf("traceparent", "%d bytes, limit %d", len(inv.TraceParent), MaxTraceParentBytes)
+	}
+	if len(inv.TraceState) > MaxTraceStateBytes {
+		return invalidf("tracestate", "%d bytes, limit %d", len(inv.TraceState), MaxTraceStateBytes)
 	}
 	return inv.Report.validate()
 }

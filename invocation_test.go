@@ -53,6 +53,8 @@ func TestInvocationValidate(t *testing.T) {
 		{"deadline_ms", func(i *Invocation) { i.DeadlineMs = 0 }},
 		{"heartbeat_ms", func(i *Invocation) { i.LeaseMs = 100 }},
 		{"report.mode", func(i *Invocation) { i.Report.Mode = "carrier-pigeon" }},
+		{"traceparent", func(i *Invocation) { i.TraceParent = "00-" + strings.Repeat("a", MaxTraceParentBytes) }},
+		{"tracestate", func(i *Invocation) { i.TraceState = "k=" + strings.Repeat("v", MaxTraceStateBytes) }},
 		{"report.callback_url", func(i *Invocation) { i.Report = Report{Mode: ReportCallback, CallbackURL: "file:///tmp/x", Token: "t"} }},
 	} {
 		inv := validInvocation()

@@ -120,10 +120,10 @@ func (e *Engine) start(inv *Invocation) {
 	go func() {
 		defer done()
 		ctx, cancel := context.WithTimeout(e.life.hard, e.opts.LaunchTimeout)
-		ctx, span := startSpan(ctx, "sortie.launch", inv.TraceParent)
+		ctx, span := startSpan(ctx, "sortie.launch", inv.TraceParent, inv.TraceState)
 		setInvocationAttrs(span, inv)
-		if tp := traceParent(ctx); tp != "" {
-			inv.TraceParent = tp // the worker's attempt span goes under the launch
+		if tp, ts := TraceContextOf(ctx); tp != "" {
+			inv.TraceParent, inv.TraceState = tp, ts // the worker's attempt span goes under the launch
 		}
 		ref, err := e.launcher.Start(ctx, inv)
 		endSpan(span, err)

@@ -176,8 +176,12 @@ type Run struct {
 	// level 1), handed to every attempt's invocation. Empty when the
 	// submission was not traced.
 	TraceParent string `json:"traceparent,omitempty"`
-	CreatedMs   int64  `json:"created_ms"`
-	UpdatedMs   int64  `json:"updated_ms"`
+	// TraceState is the W3C tracestate that came with TraceParent (vendor
+	// entries such as "rojo=00f067aa0ba902b7"), handed on with it; empty
+	// when there was none.
+	TraceState string `json:"tracestate,omitempty"`
+	CreatedMs  int64  `json:"created_ms"`
+	UpdatedMs  int64  `json:"updated_ms"`
 	// Version increases by one with every change of the run record.
 	Version int64 `json:"version"`
 }

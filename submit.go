@@ -158,8 +158,8 @@ func (e *Engine) newRun(ctx context.Context, req *SubmitRequest) (*Run, error) {
 		Policy:         req.Policy.Merge(m.Policy).Merge(e.opts.DefaultPolicy).WithDefaults(),
 		IdempotencyKey: req.IdempotencyKey,
 		RequestHash:    req.Hash(),
-		TraceParent:    traceParent(ctx),
 	}
+	run.TraceParent, run.TraceState = TraceContextOf(ctx)
 	if err := run.Policy.checkLiveness(); err != nil {
 		return nil, err
 	}

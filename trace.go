@@ -2,6 +2,7 @@ package sortie
 
 import (
 	"context"
+	"strings"
 
 	"go.opentelemetry.io/otel"
 	"go.opentelemetry.io/otel/attribute"
@@ -15,31 +16,62 @@ import (
 // provider (otel.SetTracerProvider); without one they cost nothing.
 const TracerName = "github.com/sortie-run/sortie"
 
-// traceContext is the W3C Trace Context propagator: traceparent only, no
-// baggage, whatever the global propagator is.
+// traceContext is the W3C Trace Context propagator (traceparent and
+// tracestate, no baggage), whatever the global propagator is.
 var traceContext = propagation.TraceContext{}
 
-// traceParent returns the W3C traceparent of ctx's span, or "".
-func traceParent(ctx context.Context) string {
+// Limits of the trace context a run and an invocation carry: a W3C
+// traceparent (55 bytes in version 00; later versions may append
+// fields) and a tracestate (W3C Trace Context: vendors propagate at
+// least 512 characters and may drop the rest).
+const (
+	MaxTraceParentBytes = 256
+	MaxTraceStateBytes  = 512
+)
+
+// TraceContextOf returns the W3C traceparent and tracestate of ctx's
+// span; both empty when ctx carries no valid span, tracestate empty when
+// the span has none.
+// A tracestate over [MaxTraceStateBytes] loses list members from its end
+// until it fits, as W3C Trace Context lets a vendor truncate it.
+func TraceContextOf(ctx context.Context) (traceparent, tracestate string) {
 	c := propagation.MapCarrier{}
 	traceContext.Inject(ctx, c)
-	return c.Get("traceparent")
+	return c.Get("traceparent"), clipTraceState(c.Get("tracestate"))
 }
 
-// ContextWithTraceParent returns ctx carrying the remote span context of
-// a W3C traceparent (as in [Invocation.TraceParent]); ctx unchanged when tp
-// is empty or malformed.
-func ContextWithTraceParent(ctx context.Context, tp string) context.Context {
-	if tp == "" {
+// clipTraceState drops list members from the end of ts until it is at
+// most MaxTraceStateBytes.
+func clipTraceState(ts string) string {
+	for len(ts) > MaxTraceStateBytes {
+		i := strings.LastIndexByte(ts, ',')
+		if i < 0 {
+			return ""
+		}
+		ts = ts[:i]
+	}
+	return ts
+}
+
+// ContextWithTrace returns ctx carrying the remote span context of a
+// W3C traceparent and its tracestate (as in [Invocation.TraceParent] and
+// [Invocation.TraceState]); ctx unchanged when traceparent is empty or
+// malformed. A malformed tracestate is dropped, keeping the traceparent.
+func ContextWithTrace(ctx context.Context, traceparent, tracestate string) context.Context {
+	if traceparent == "" {
 		return ctx
 	}
-	return traceContext.Extract(ctx, propagation.MapCarrier{"traceparent": tp})
+	c := propagation.MapCarrier{"traceparent": traceparent}
+	if tracestate != "" {
+		c["tracestate"] = tracestate
+	}
+	return traceContext.Extract(ctx, c)
 }
 
-// startSpan starts a span under ctx's span, or under parent (a
-// traceparent) when set.
-func startSpan(ctx context.Context, name, parent string) (context.Context, trace.Span) {
-	ctx = ContextWithTraceParent(ctx, parent)
+// startSpan starts a span under ctx's span, or under the remote parent
+// of traceparent and tracestate when traceparent is set.
+func startSpan(ctx context.Context, name, traceparent, tracestate string) (context.Context, trace.Span) {
+	ctx = ContextWithTrace(ctx, traceparent, tracestate)
 	return otel.Tracer(TracerName).Start(ctx, name)
 }
 

@@ -185,6 +185,7 @@ func (r *callbackReporter) send(ctx context.Context, route string, body []byte, 
 	}
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set(callbackAttemptHeader, r.claims)
+	injectTrace(ctx, req.Header)
 	if err := r.signer.Header(req.Header, newMessageID(), time.Now(), body); err != nil {
 		return fmt.Errorf("callback %s: sign: %w", route, err)
 	}

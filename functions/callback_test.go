@@ -50,6 +50,7 @@ type scriptedHost struct {
 	answers []answer
 	paths   []string
 	bodies  []string
+	traces  []string // each request's traceparent and tracestate headers
 }
 
 func newScriptedHost(t *testing.T, answers ...answer) *scriptedHost {
@@ -87,6 +88,7 @@ func (h *scriptedHost) serve(w http.ResponseWriter, r *http.Request) {
 	h.mu.Lock()
 	h.paths = append(h.paths, strings.TrimPrefix(r.URL.Path, callback.PathPrefix))
 	h.bodies = append(h.bodies, string(body))
+	h.traces = append(h.traces, r.Header.Get("traceparent")+" "+r.Header.Get("tracestate"))
 	first := len(h.paths) == 1
 	a := h.answers[0]
 	if len(h.answers) > 1 {
@@ -306,6 +308,29 @@ func TestCallbackReporterBodies(t *testing.T) {
 	defer h.mu.Unlock()
 	if diff := cmp.Diff(want, h.bodies); diff != "" {
 		t.Errorf("request bodies (-want +got):\n%s", diff)
+	}
+}
+
+// Every callback request carries the traceparent and tracestate of its
+// context's span, and none when the context has no span.
+func TestCallbackReporterCarriesTraceContext(t *testing.T) {
+	h := newScriptedHost(t, answer{200, `{}`})
+	rep := h.reporter(t)
+	const tp, ts = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01", "rojo=00f067aa0ba902b7"
+	ctx := sortie.ContextWithTrace(context.Background(), tp, ts)
+	if err := rep.Claim(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := rep.Heartbeat(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := rep.Claim(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if d := cmp.Diff([]string{tp + " " + ts, tp + " " + ts, " "}, h.traces); d != "" {
+		t.Errorf("traceparent and tracestate of the requests (-want +got):\n%s", d)
 	}
 }
 

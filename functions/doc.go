@@ -39,8 +39,10 @@
 // client every outbound call must use ([Call.HTTPClient], bound by the
 // destination policy [Worker.Destinations]; closed unless the host allows
 // destinations). Each attempt is traced: a
-// span "sortie.attempt" under the invocation's traceparent, with
-// "sortie.claim" and "sortie.finish"; an exec command gets TRACEPARENT. They end an attempt with a value
+// span "sortie.attempt" under the invocation's traceparent and tracestate
+// (never a span of an earlier invocation of a warm worker), with
+// "sortie.claim" and "sortie.finish"; an exec command gets TRACEPARENT and
+// TRACESTATE, and callback requests carry both. They end an attempt with a value
 // (the result), an error (retryable unless wrapped by [Permanent] or
 // [Rejected]) or [Interrupt] (input-required or auth-required).
 package functions

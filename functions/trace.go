@@ -2,6 +2,7 @@ package functions
 
 import (
 	"context"
+	"net/http"
 	"slices"
 	"strings"
 	"time"
@@ -22,27 +23,30 @@ import (
 // cost nothing.
 const TracerName = "github.com/sortie-run/sortie/functions"
 
-// EnvTraceParent is the variable that carries the attempt span's W3C
-// traceparent into an exec runtime's environment.
-const EnvTraceParent = "TRACEPARENT"
-
-// traceContext is the W3C Trace Context propagator, whatever the global
-// propagator is.
-var traceContext = propagation.TraceContext{}
+// EnvTraceParent and EnvTraceState are the variables that carry the
+// attempt span's W3C traceparent and tracestate into an exec runtime's
+// environment (the OpenTelemetry environment-variable carrier's names).
+const (
+	EnvTraceParent = "TRACEPARENT"
+	EnvTraceState  = "TRACESTATE"
+)
 
 func tracer() trace.Tracer { return otel.Tracer(TracerName) }
 
 // attemptParent returns the context the attempt span starts under: ctx
 // when it already carries a span of the invocation's trace (an in-process
-// launch passes its "sortie.launch" span), otherwise ctx with the span of
-// inv.TraceParent as the remote parent.
+// launch passes its "sortie.launch" span); otherwise ctx with the span of
+// inv.TraceParent (and inv.TraceState) as the remote parent, or with no
+// span at all when the invocation carries none, so an attempt's trace
+// comes from its invocation only, never from a span ctx kept from an
+// earlier one.
 func attemptParent(ctx context.Context, inv *sortie.Invocation) context.Context {
 	local := trace.SpanContextFromContext(ctx)
-	remote := trace.SpanContextFromContext(sortie.ContextWithTraceParent(context.Background(), inv.TraceParent))
-	if !remote.IsValid() || local.IsValid() && local.TraceID() == remote.TraceID() {
+	remote := trace.SpanContextFromContext(sortie.ContextWithTrace(context.Background(), inv.TraceParent, inv.TraceState))
+	if remote.IsValid() && local.IsValid() && local.TraceID() == remote.TraceID() {
 		return ctx
 	}
-	return trace.ContextWithRemoteSpanContext(ctx, remote)
+	return trace.ContextWithSpanContext(ctx, remote)
 }
 
 // startAttemptSpan starts the "sortie.attempt" span of inv.
@@ -109,24 +113,27 @@ func (a *attempt) finish(ctx context.Context, o sortie.Outcome) error {
 	return err
 }
 
-// traceParentOf returns the W3C traceparent of ctx's span, or "".
-func traceParentOf(ctx context.Context) string {
-	c := propagation.MapCarrier{}
-	traceContext.Inject(ctx, c)
-	return c.Get("traceparent")
+// injectTrace sets the traceparent and tracestate headers of ctx's span
+// on h (W3C Trace Context over HTTP), so the callback host's spans join
+// the attempt's trace.
+func injectTrace(ctx context.Context, h http.Header) {
+	propagation.TraceContext{}.Inject(ctx, propagation.HeaderCarrier(h))
 }
 
-// tracedExecRunner is execRunner with TRACEPARENT (the attempt span's
-// traceparent, when there is one) added to the command's environment; it
-// replaces a TRACEPARENT of spec.Env. Nothing else of the host's
-// environment is added.
+// tracedExecRunner is execRunner with TRACEPARENT and TRACESTATE (the
+// attempt span's, when there is one) added to the command's environment;
+// they replace those of spec.Env. Nothing else of the host's environment
+// is added.
 func tracedExecRunner(id string, spec ExecSpec) runner {
 	return func(ctx context.Context, c *Call, margin time.Duration) sortie.Outcome {
 		run := spec
-		if tp := traceParentOf(ctx); tp != "" {
+		if tp, ts := sortie.TraceContextOf(ctx); tp != "" {
 			run.Env = append(slices.DeleteFunc(slices.Clone(spec.Env), func(kv string) bool {
-				return strings.HasPrefix(kv, EnvTraceParent+"=")
+				return strings.HasPrefix(kv, EnvTraceParent+"=") || strings.HasPrefix(kv, EnvTraceState+"=")
 			}), EnvTraceParent+"="+tp)
+			if ts != "" {
+				run.Env = append(run.Env, EnvTraceState+"="+ts)
+			}
 		}
 		return execRunner(id, run)(ctx, c, margin)
 	}

@@ -101,7 +101,10 @@ type runner func(ctx context.Context, c *Call, margin time.Duration) sortie.Outc
 // the child of ctx's span when it belongs to inv.TraceParent's trace (an
 // in-process launch) and of inv.TraceParent otherwise, with children
 // "sortie.claim" and "sortie.finish". The handler's context carries the
-// attempt span, and an exec runtime gets its traceparent in TRACEPARENT.
+// attempt span, and an exec runtime gets its traceparent in TRACEPARENT
+// (and tracestate in TRACESTATE). A span of ctx from another trace is
+// never the attempt's parent: an attempt's trace comes from its
+// invocation, so a warm worker cannot carry one run's trace into another.
 func (w *Worker) Execute(ctx context.Context, inv *sortie.Invocation, rep Reporter) (o sortie.Outcome, err error) {
 	if err := inv.Validate(); err != nil {
 		return sortie.Outcome{}, err
