@@ -168,6 +168,7 @@ func parseSQS(field string, rec json.RawMessage) Record {
 		return refused(KindSQS, m.MessageId, field, err)
 	}
 	ev := &Event{Kind: KindSQS, ID: m.MessageId, Source: m.EventSourceARN, Type: m.EventSource, Doc: doc}
+	ev.TraceParent, ev.TraceState = sqsTrace(&m)
 	body, inner, test := unwrap(ev, m.Body, field+".body", true)
 	if test {
 		return Record{Kind: KindSQS, ID: m.MessageId, ItemID: m.MessageId, Ignored: s3TestIgnored}
@@ -201,6 +202,7 @@ func snsRecord(field string, sns map[string]any, e events.SNSEntity, doc any, en
 	// An SNS message keeps its MessageId inside an SQS body: it is the same
 	// message however it arrives, so both paths get one run per rule.
 	ev := &Event{Kind: KindSNS, ID: e.MessageID, Source: e.TopicArn, Type: e.Type, Subject: e.Subject, Doc: doc, Envelope: env}
+	ev.TraceParent, ev.TraceState = snsTrace(e.MessageAttributes)
 	msg, inner, test := unwrap(ev, e.Message, field+".Message", false)
 	if test {
 		return Record{Kind: KindSNS, ID: e.MessageID, Ignored: s3TestIgnored}

@@ -77,6 +77,7 @@ func NewCloudEventEvent(ce CloudEvent) (*Event, error) {
 	}
 	ev := &Event{Kind: KindCloudEvents, ID: ceIdentity(ce),
 		Source: ce.Source, Type: ce.Type, Subject: ce.Subject, Doc: doc}
+	ev.TraceParent, ev.TraceState = ceTrace(ce.Extensions)
 	if ce.Type == pubsubPublished {
 		if err := setPubSubMessage(ev); err != nil {
 			return nil, err

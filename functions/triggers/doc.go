@@ -28,6 +28,12 @@
 // identity in theirs; CloudEvent data keeps its bytes (JSON, text, or
 // data_base64).
 //
+// Runs continue their producer's trace: each event routed is a
+// "sortie.trigger" span under the trace context it carries (SQS and SNS
+// traceparent and tracestate message attributes, the SQS AWSTraceHeader
+// of X-Ray, CloudEvents traceparent and tracestate extensions; see
+// [Event.TraceParent]), parent of its runs' submissions.
+//
 // [Router.HandleLambda] is the Lambda trigger-mode handler: it detects
 // EventBridge events, S3 notifications, SQS batches (answering
 // events.SQSEventResponse with batchItemFailures, so only records a

@@ -55,6 +55,15 @@ type Event struct {
 	// Envelope is the event this one was unwrapped from; nil for an event
 	// delivered as it is. Templates read its fields as "@envelope.PATH".
 	Envelope *Event
+	// TraceParent and TraceState are the W3C trace context the event
+	// carries from its producer: an SQS message's traceparent and
+	// tracestate message attributes (else its AWSTraceHeader, converted
+	// by [XRayTraceParent]), an SNS notification's message attributes of
+	// those names, a CloudEvent's traceparent and tracestate extensions.
+	// The event's runs continue that trace. Empty when it carries none; an
+	// event unwrapped from an envelope without its own continues the
+	// envelope's.
+	TraceParent, TraceState string
 	// extra are pseudo-fields beyond @kind, @id, @source, @type, @subject.
 	extra map[string]any
 	// inner are the records unwrapped from this envelope: routed after it,

@@ -1,10 +1,13 @@
 package triggers
 
 import (
+	"context"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/sortie-run/sortie"
 )
 
 // FuzzParseAWS: parsing any Lambda payload never panics; every record is
@@ -70,6 +73,22 @@ func FuzzCloudEventData(f *testing.F) {
 				t.Fatalf("text data %q kept as %q", data, s)
 			}
 			_, _ = ev.field("@message")
+		}
+	})
+}
+
+// FuzzXRayTraceParent: any header gives "" or a traceparent that
+// round-trips through the W3C propagator.
+func FuzzXRayTraceParent(f *testing.F) {
+	f.Add("Root=1-5759e988-bd862e3fe1be46a994272793;Parent=53995c3f42cd8ad8;Sampled=1")
+	f.Add("Parent=;Root=1--;Sampled=?")
+	f.Fuzz(func(t *testing.T, h string) {
+		tp := XRayTraceParent(h)
+		if tp == "" {
+			return
+		}
+		if got, _ := sortie.TraceContextOf(sortie.ContextWithTrace(context.Background(), tp, "")); got != tp {
+			t.Fatalf("XRayTraceParent(%q) = %q, which reads back as %q", h, tp, got)
 		}
 	})
 }

@@ -94,8 +94,12 @@ type Outcome struct {
 // unmatched. The outcomes say what happened for each event and rule; the
 // error joins the failures (Failed outcomes), which a redelivery may cure.
 // Rejections are outcomes, not errors.
-func (r *Router) Route(ctx context.Context, ev *Event) ([]Outcome, error) {
-	var out []Outcome
+//
+// Route traces the event: a "sortie.trigger" span (see [TracerName])
+// under the trace context ev carries, parent of its runs' submissions.
+func (r *Router) Route(ctx context.Context, ev *Event) (out []Outcome, err error) {
+	ctx, span := startTriggerSpan(ctx, ev)
+	defer func() { endTriggerSpan(span, err) }()
 	var errs []error
 	var why []string
 	for _, ru := range r.rules.rules {
