@@ -133,7 +133,7 @@ func TestXRayTraceParent(t *testing.T) {
 	for _, tc := range []struct{ header, want string }{
 		{xrayHeader, xrayTP},
 		{"Sampled=0;Parent=53995C3F42CD8AD8;Root=1-5759E988-BD862E3FE1BE46A994272793;Lineage=a87bd80c:1", "00-5759e988bd862e3fe1be46a994272793-53995c3f42cd8ad8-00"},
-		{"Root=1-5759e988-bd862e3fe1be46a994272793;Sampled=1", ""},             // no parent
+		{"Root=1-5759e988-bd862e3fe1be46a994272793;Sampled=1", ""},               // no parent
 		{"Root=2-5759e988-bd862e3fe1be46a994272793;Parent=53995c3f42cd8ad8", ""}, // unknown version
 		{"Root=1-5759e988-bd862e3fe1be46a99427279z;Parent=53995c3f42cd8ad8", ""}, // not hex
 		{"Root=1-00000000-000000000000000000000000;Parent=53995c3f42cd8ad8", ""}, // zero trace ID
