@@ -19,8 +19,8 @@
 // The sortie CLI is flag parsing over this package (`sortie serve` is
 // [New] and [Host.Serve]; the other commands use [Host.Client]), and its
 // worker command rebuilds a host's [NewWorker] from the variables the host
-// passes its worker subprocesses ([EnvStateDir], ...). [StartTracing] sets
-// up OpenTelemetry for the process.
+// passes its worker subprocesses ([EnvStateDir], ...). Package
+// host/telemetry sets up OpenTelemetry for the process.
 //
 // The cloud binaries build their hosts from the subpackages, which link no
 // HTTP API, A2A or CLI package: host/awshost (the AWS parts and the Lambda

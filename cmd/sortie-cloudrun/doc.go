@@ -16,6 +16,11 @@
 // billing (CPU always allocated). SIGTERM ends the attempts still running
 // and stores their outcomes.
 //
+// With OTEL_EXPORTER_OTLP_ENDPOINT set it exports its spans over
+// OTLP/HTTP (package host/telemetry), flushed before it exits: each
+// attempt's under its invocation's traceparent, and in service mode the
+// requests' under the traceparent Cloud Run forwards.
+//
 // The control plane is the DynamoDB table of SORTIE_DYNAMODB_TABLE or the
 // SQLite file of SORTIE_SQLITE_PATH (exactly one). Package host/gcphost
 // assembles the container; its handlers are package host/builtin's.

@@ -14,6 +14,7 @@ import (
 	fncloudrun "github.com/sortie-run/sortie/functions/cloudrun"
 	"github.com/sortie-run/sortie/host/builtin"
 	"github.com/sortie-run/sortie/host/gcphost"
+	"github.com/sortie-run/sortie/host/telemetry"
 )
 
 func main() {
@@ -30,6 +31,12 @@ func run() int {
 		return 2
 	}
 	log := slog.New(slog.NewJSONHandler(os.Stderr, &slog.HandlerOptions{Level: env.LogLevel}))
+	tracing, err := telemetry.StartTracing(context.Background())
+	if err != nil {
+		log.Error("sortie-cloudrun: tracing", "err", err)
+		return 2
+	}
+	defer tracing.Shutdown()
 	c, err := gcphost.OpenContainer(context.Background(), env, builtin.Registry(), log)
 	if err != nil {
 		log.Error("sortie-cloudrun: start", "err", err)

@@ -6,6 +6,18 @@
 // It registers the same handlers as the CLI's worker (package host/builtin:
 // probe and textstats) and builds the function with package host/awshost.
 //
+// With OTEL_EXPORTER_OTLP_ENDPOINT (or OTEL_EXPORTER_OTLP_TRACES_ENDPOINT)
+// set, it exports its spans over OTLP/HTTP (package host/telemetry) and
+// flushes them before each handler returns: the attempt, claim and finish
+// spans of a worker, the trigger, submit and launch spans of trigger mode,
+// each under the trace its invocation or event carries. With the AWS
+// Distro for OpenTelemetry collector layer (the aws-otel-collector
+// Lambda layer for the function's architecture) set
+// OTEL_EXPORTER_OTLP_ENDPOINT=http://localhost:4318; the layer's
+// collector configuration decides where the spans go (X-Ray, any OTLP
+// backend). On SIGTERM (sent when an extension such as that layer is
+// registered) it flushes once more.
+//
 // Build it as the function's bootstrap, for arm64 or amd64:
 //
 //	GOOS=linux GOARCH=arm64 go build -tags lambda.norpc -ldflags='-s -w' -trimpath -o bootstrap ./cmd/sortie-lambda

@@ -11,6 +11,7 @@ import (
 	lambdafn "github.com/sortie-run/sortie/functions/lambda"
 	"github.com/sortie-run/sortie/host/awshost"
 	"github.com/sortie-run/sortie/host/builtin"
+	"github.com/sortie-run/sortie/host/telemetry"
 )
 
 func main() {
@@ -20,10 +21,15 @@ func main() {
 		os.Exit(2)
 	}
 	log := slog.New(slog.NewJSONHandler(os.Stderr, &slog.HandlerOptions{Level: env.LogLevel}))
+	tracing, err := telemetry.StartTracing(context.Background())
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "sortie-lambda:", err)
+		os.Exit(2)
+	}
 	h, err := awshost.Function(context.Background(), env, builtin.Registry(), builtin.Agents(), log)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "sortie-lambda:", err)
 		os.Exit(1)
 	}
-	lambda.Start(h)
+	lambda.StartWithOptions(awshost.Flushing(h, tracing.Flush, log), lambda.WithEnableSIGTERM(tracing.Shutdown))
 }

@@ -13,7 +13,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/sortie-run/sortie"
-	"github.com/sortie-run/sortie/host"
+	"github.com/sortie-run/sortie/host/telemetry"
 )
 
 // exitError carries a process exit status out of a command.
@@ -43,12 +43,12 @@ func main() {
 }
 
 func execute(ctx context.Context, args []string) int {
-	stopTracing, err := host.StartTracing(ctx)
+	tracing, err := telemetry.StartTracing(ctx)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "sortie:", err)
 		return 2
 	}
-	defer stopTracing()
+	defer tracing.Shutdown()
 	root := newRoot()
 	root.SetArgs(args)
 	err = root.ExecuteContext(ctx)

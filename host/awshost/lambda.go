@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"time"
 
 	"github.com/sortie-run/sortie"
 	"github.com/sortie-run/sortie/functions"
@@ -16,6 +17,26 @@ import (
 
 // Handler is a Lambda function's handler, for aws-lambda-go's lambda.Start.
 type Handler = func(ctx context.Context, event json.RawMessage) (any, error)
+
+// flushTimeout bounds the span flush after each invocation.
+const flushTimeout = 2 * time.Second
+
+// Flushing returns h calling flush (host/telemetry's Tracing.Flush)
+// before it returns, for at most 2 s within the invocation's time: Lambda
+// freezes the execution environment as soon as the handler returns, so
+// spans still batched then would be exported late, or lost with the
+// environment. A failed flush is logged, never the invocation's error.
+func Flushing(h Handler, flush func(context.Context) error, log *slog.Logger) Handler {
+	return func(ctx context.Context, event json.RawMessage) (any, error) {
+		out, err := h(ctx, event)
+		fctx, cancel := context.WithTimeout(ctx, flushTimeout)
+		defer cancel()
+		if ferr := flush(fctx); ferr != nil {
+			log.Warn("spans not flushed before the handler returned", "err", ferr)
+		}
+		return out, err
+	}
+}
 
 // FromEnv is the Config of the Lambda function's environment.
 func FromEnv(env *fnlambda.Env) Config {

@@ -9,6 +9,9 @@ import (
 	"net/http"
 	"time"
 
+	"go.opentelemetry.io/contrib/instrumentation/net/http/otelhttp"
+	"go.opentelemetry.io/otel/propagation"
+
 	"github.com/sortie-run/sortie"
 	fncloudrun "github.com/sortie-run/sortie/functions/cloudrun"
 	"github.com/sortie-run/sortie/functions/triggers"
@@ -69,12 +72,15 @@ func NewService(ctx context.Context, env *fncloudrun.Env, c *Container, agents s
 	return s, nil
 }
 
-// Serve serves on ln until ctx ends (SIGTERM), then stops taking requests,
+// Serve serves on ln until ctx ends (SIGTERM), each request traced under
+// the traceparent it carries (Cloud Run forwards one), then stops taking requests,
 // waits up to [ShutdownGrace] for those in flight, ends the attempts still
 // running and stores their outcomes. It returns the server's error when
 // serving fails before ctx ends, else nil.
 func (s *Service) Serve(ctx context.Context, ln net.Listener) error {
-	srv := &http.Server{Handler: s.mux, ReadHeaderTimeout: 10 * time.Second}
+	h := otelhttp.NewHandler(s.mux, "sortie.cloudrun", otelhttp.WithPropagators(propagation.TraceContext{}),
+		otelhttp.WithSpanNameFormatter(spanName))
+	srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
 	select {
@@ -90,6 +96,14 @@ func (s *Service) Serve(ctx context.Context, ln net.Listener) error {
 	}
 	s.invocations.Close()
 	return nil
+}
+
+// spanName names a request's span by its route, never by an unknown path.
+func spanName(_ string, r *http.Request) string {
+	if p := r.URL.Path; p == fncloudrun.InvocationsPath || p == fncloudrun.EventsPath {
+		return r.Method + " " + p
+	}
+	return r.Method
 }
 
 // Close releases the Admin API clients of the trigger route.
