@@ -15,8 +15,7 @@
 // Lambda layer for the function's architecture) set
 // OTEL_EXPORTER_OTLP_ENDPOINT=http://localhost:4318; the layer's
 // collector configuration decides where the spans go (X-Ray, any OTLP
-// backend). On SIGTERM (sent when an extension such as that layer is
-// registered) it flushes once more.
+// backend).
 //
 // Build it as the function's bootstrap, for arm64 or amd64:
 //

@@ -21,7 +21,7 @@ func main() {
 		os.Exit(2)
 	}
 	log := slog.New(slog.NewJSONHandler(os.Stderr, &slog.HandlerOptions{Level: env.LogLevel}))
-	tracing, err := telemetry.StartTracing(context.Background())
+	tracing, err := telemetry.StartLambdaTracing(context.Background())
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "sortie-lambda:", err)
 		os.Exit(2)
@@ -31,5 +31,5 @@ func main() {
 		fmt.Fprintln(os.Stderr, "sortie-lambda:", err)
 		os.Exit(1)
 	}
-	lambda.StartWithOptions(awshost.Flushing(h, tracing.Flush, log), lambda.WithEnableSIGTERM(tracing.Shutdown))
+	lambda.Start(awshost.Flushing(h, tracing.Flush, log))
 }

@@ -109,24 +109,15 @@ func XRayTraceParent(header string) string {
 	}
 	ver, rest, _ := strings.Cut(root, "-")
 	epoch, unique, _ := strings.Cut(rest, "-")
-	id := epoch + unique
-	if ver != "1" || len(epoch) != 8 || len(unique) != 24 || len(parent) != 16 || !isHex(id) || !isHex(parent) {
+	if ver != "1" || len(epoch) != 8 {
 		return ""
 	}
-	tp := "00-" + strings.ToLower(id) + "-" + strings.ToLower(parent) + "-" + flags
+	// The W3C propagator checks the rest: 32 and 16 hex digits, not all zero.
+	tp := "00-" + strings.ToLower(epoch+unique) + "-" + strings.ToLower(parent) + "-" + flags
 	if !trace.SpanContextFromContext(sortie.ContextWithTrace(context.Background(), tp, "")).IsValid() {
-		return "" // an all-zero trace or span ID
+		return ""
 	}
 	return tp
-}
-
-func isHex(s string) bool {
-	for i := 0; i < len(s); i++ {
-		if c := s[i]; !(c >= '0' && c <= '9' || c >= 'a' && c <= 'f' || c >= 'A' && c <= 'F') {
-			return false
-		}
-	}
-	return true
 }
 
 // ContextWithXRay returns ctx with the remote parent of an X-Ray trace

@@ -8,8 +8,9 @@
 // SDK, so the Lambda bootstrap stays lean.
 //
 // A Lambda execution environment is frozen as soon as its handler
-// returns, so the bootstrap calls [Tracing.Flush] before each handler
-// returns (host/awshost's Flushing); with the AWS Distro for
+// returns, so the bootstrap starts [StartLambdaTracing], whose spans wait
+// in memory until [Tracing.Flush], called before each handler returns
+// (host/awshost's Flushing); with the AWS Distro for
 // OpenTelemetry (ADOT) collector layer, OTEL_EXPORTER_OTLP_ENDPOINT is
 // the layer's local receiver (http://localhost:4318), which forwards to
 // X-Ray or any OTLP backend.

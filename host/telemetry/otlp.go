@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
 	"net/url"
 	"os"
@@ -15,14 +14,14 @@ import (
 	"time"
 
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
-	"google.golang.org/protobuf/proto"
 )
 
 // exporter is an OTLP/HTTP span exporter (binary protobuf, the OTLP
 // specification's default HTTP encoding). It is ours rather than the
 // SDK's otlptracehttp because that one links gRPC and grpc-gateway
-// (through the collector service package), about 9 MiB of the Lambda
-// bootstrap; this one links only the OTLP message types.
+// (through the collector service package) and the protobuf runtime,
+// about 11 MiB of the Lambda bootstrap, whose limit is 12 MiB in all;
+// this one encodes with protowire (see transform.go).
 type exporter struct {
 	client  *http.Client
 	url     string
@@ -32,9 +31,8 @@ type exporter struct {
 
 var _ sdktrace.SpanExporter = (*exporter)(nil)
 
-// exportTries is how often a batch is sent when the collector answers
-// 429, 502, 503 or 504 or cannot be reached (the OTLP/HTTP retryable
-// answers), with backoff from 100 ms, while the context lasts.
+// exportTries is how often a batch is sent while post says to retry,
+// with backoff from 100 ms, while the context lasts.
 const exportTries = 3
 
 // env returns the signal's variable OTEL_EXPORTER_OTLP_TRACES_name when
@@ -100,10 +98,7 @@ func (e *exporter) ExportSpans(ctx context.Context, spans []sdktrace.ReadOnlySpa
 	if e.closed.Load() || len(spans) == 0 {
 		return nil
 	}
-	body, err := proto.Marshal(tracesData(spans))
-	if err != nil {
-		return fmt.Errorf("otlp: encode %d spans: %w", len(spans), err)
-	}
+	body := exportRequest(spans)
 	backoff := 100 * time.Millisecond
 	for try := 1; ; try++ {
 		retry, err := e.post(ctx, body)
@@ -119,7 +114,9 @@ func (e *exporter) ExportSpans(ctx context.Context, spans []sdktrace.ReadOnlySpa
 	}
 }
 
-// post sends body once; retry says whether another try may succeed.
+// post sends body once; retry says whether another try may succeed: the
+// collector could not be reached, or answered 429, 502, 503 or 504 (the
+// OTLP/HTTP retryable answers).
 func (e *exporter) post(ctx context.Context, body []byte) (retry bool, err error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, e.url, bytes.NewReader(body))
 	if err != nil {
@@ -133,12 +130,11 @@ func (e *exporter) post(ctx context.Context, body []byte) (retry bool, err error
 	if err != nil {
 		return ctx.Err() == nil, fmt.Errorf("otlp: export spans: %w", err)
 	}
-	defer resp.Body.Close()
-	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
-	switch resp.StatusCode {
-	case http.StatusOK, http.StatusAccepted, http.StatusNoContent:
+	resp.Body.Close()
+	switch s := resp.StatusCode; {
+	case s/100 == 2:
 		return false, nil
-	case http.StatusTooManyRequests, http.StatusBadGateway, http.StatusServiceUnavailable, http.StatusGatewayTimeout:
+	case s == http.StatusTooManyRequests || s == http.StatusBadGateway || s == http.StatusServiceUnavailable || s == http.StatusGatewayTimeout:
 		return true, fmt.Errorf("otlp: export spans: collector answered %s", resp.Status)
 	}
 	return false, fmt.Errorf("otlp: export spans: collector answered %s", resp.Status)

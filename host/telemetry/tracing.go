@@ -8,9 +8,7 @@ import (
 	"time"
 
 	"go.opentelemetry.io/otel"
-	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/propagation"
-	"go.opentelemetry.io/otel/sdk/resource"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 )
 
@@ -37,11 +35,26 @@ type Tracing struct {
 
 // StartTracing sets W3C Trace Context (traceparent, tracestate) as the
 // global propagator and, when [Enabled]("TRACES"), an OTLP/HTTP
-// (protobuf) span exporter (batching) as the global tracer provider, its resource named by
-// OTEL_SERVICE_NAME (default "sortie") and OTEL_RESOURCE_ATTRIBUTES. It
-// fails only when the exporter or the resource cannot be made from the
-// environment. The caller calls Shutdown before the process exits.
+// (protobuf) span exporter behind the SDK's batch span processor
+// (OTEL_BSP_* variables) as the global tracer provider, its resource
+// named by OTEL_SERVICE_NAME (default "sortie") and
+// OTEL_RESOURCE_ATTRIBUTES. It fails only when the exporter variables are
+// wrong, naming the variable. The caller calls Shutdown before the
+// process exits.
 func StartTracing(ctx context.Context) (*Tracing, error) {
+	return start(func(exp sdktrace.SpanExporter) sdktrace.SpanProcessor { return sdktrace.NewBatchSpanProcessor(exp) })
+}
+
+// StartLambdaTracing is [StartTracing] for a Lambda function: spans are
+// kept in memory and exported when [Tracing.Flush] is called (before each
+// handler returns) or when 512 have ended, with no background timer,
+// which a frozen execution environment would stop anyway. It leaves the
+// SDK's batch processor out of the bootstrap.
+func StartLambdaTracing(ctx context.Context) (*Tracing, error) {
+	return start(func(exp sdktrace.SpanExporter) sdktrace.SpanProcessor { return &buffer{exp: exp} })
+}
+
+func start(processor func(sdktrace.SpanExporter) sdktrace.SpanProcessor) (*Tracing, error) {
 	otel.SetTextMapPropagator(propagation.TraceContext{})
 	if !Enabled("TRACES") {
 		return &Tracing{}, nil
@@ -50,11 +63,8 @@ func StartTracing(ctx context.Context) (*Tracing, error) {
 	if err != nil {
 		return nil, fmt.Errorf("tracing: OTLP exporter: %w", err)
 	}
-	res, err := newResource(ctx)
-	if err != nil {
-		return nil, err
-	}
-	tp := sdktrace.NewTracerProvider(sdktrace.WithBatcher(exp), sdktrace.WithResource(res))
+	defaultServiceName()
+	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(processor(exp)))
 	otel.SetTracerProvider(tp)
 	return &Tracing{tp: tp}, nil
 }
@@ -79,15 +89,11 @@ func (t *Tracing) Shutdown() {
 	_ = t.tp.Shutdown(ctx)
 }
 
-// newResource is the resource of this process's telemetry.
-func newResource(ctx context.Context) (*resource.Resource, error) {
-	name := os.Getenv("OTEL_SERVICE_NAME")
-	if name == "" {
-		name = "sortie"
+// defaultServiceName names the service "sortie" when neither
+// OTEL_SERVICE_NAME nor OTEL_RESOURCE_ATTRIBUTES does, before the SDK
+// reads them into its default resource.
+func defaultServiceName() {
+	if os.Getenv("OTEL_SERVICE_NAME") == "" && !strings.Contains(os.Getenv("OTEL_RESOURCE_ATTRIBUTES"), "service.name=") {
+		_ = os.Setenv("OTEL_SERVICE_NAME", "sortie")
 	}
-	res, err := resource.New(ctx, resource.WithFromEnv(), resource.WithAttributes(attribute.String("service.name", name)))
-	if err != nil {
-		return nil, fmt.Errorf("telemetry: resource: %w", err)
-	}
-	return res, nil
 }

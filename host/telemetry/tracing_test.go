@@ -3,8 +3,11 @@ package telemetry
 import (
 	"context"
 	"testing"
+	"time"
 
 	"go.opentelemetry.io/otel"
+
+	"github.com/sortie-run/sortie/internal/testwait"
 )
 
 // With an endpoint set, StartTracing exports over OTLP/HTTP, and Flush
@@ -56,4 +59,43 @@ func TestStartTracingOff(t *testing.T) {
 		}
 		tr.Shutdown()
 	}
+}
+
+// StartLambdaTracing keeps spans until Flush, however long that takes,
+// and exports on its own once 512 have ended.
+func TestStartLambdaTracingExportsOnFlush(t *testing.T) {
+	t.Setenv("OTEL_SERVICE_NAME", "") // StartLambdaTracing sets the default; restored after
+	r := newReceiver(t)
+	t.Setenv("OTEL_EXPORTER_OTLP_ENDPOINT", r.srv.URL)
+	prev := otel.GetTracerProvider()
+	t.Cleanup(func() { otel.SetTracerProvider(prev) })
+	tr, err := StartLambdaTracing(context.Background())
+	if err != nil {
+		t.Fatalf("StartLambdaTracing = %v", err)
+	}
+	defer tr.Shutdown()
+	count := func() int {
+		r.mu.Lock()
+		defer r.mu.Unlock()
+		n := 0
+		for _, req := range r.reqs {
+			n += len(req.ResourceSpans[0].ScopeSpans[0].Spans)
+		}
+		return n
+	}
+	for range 3 {
+		_, span := otel.Tracer("test").Start(context.Background(), "sortie.claim")
+		span.End()
+	}
+	if n := count(); n != 0 {
+		t.Errorf("spans exported before Flush = %d, want 0", n)
+	}
+	if err := tr.Flush(context.Background()); err != nil || count() != 3 {
+		t.Fatalf("Flush = %v, then %d spans exported; want 3", err, count())
+	}
+	for range bufferSize {
+		_, span := otel.Tracer("test").Start(context.Background(), "sortie.event")
+		span.End()
+	}
+	testwait.Until(t, "a full buffer exported without a flush", 10*time.Second, func() bool { return count() == 3+bufferSize })
 }

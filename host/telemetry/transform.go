@@ -1,164 +1,230 @@
 package telemetry
 
 import (
+	"encoding/binary"
+	"math"
+	"reflect"
+	"slices"
+
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/codes"
 	"go.opentelemetry.io/otel/sdk/instrumentation"
-	"go.opentelemetry.io/otel/sdk/resource"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/trace"
-	commonv1 "go.opentelemetry.io/proto/otlp/common/v1"
-	resourcev1 "go.opentelemetry.io/proto/otlp/resource/v1"
-	tracev1 "go.opentelemetry.io/proto/otlp/trace/v1"
 )
 
-// tracesData converts spans to OTLP, grouped by resource, then by
-// instrumentation scope, in the order they first appear. TracesData has
-// the wire form of the OTLP/HTTP ExportTraceServiceRequest (field 1,
-// resource_spans), so its bytes are the request body.
-func tracesData(spans []sdktrace.ReadOnlySpan) *tracev1.TracesData {
-	out := &tracev1.TracesData{}
-	type key struct {
-		res   attribute.Distinct
-		scope instrumentation.Scope
+// The OTLP protobuf encoding, written with encoding/binary (the protobuf
+// wire format: a tag of field number << 3 | wire type as a varint, then
+// a varint, 4 or 8 little-endian bytes, or a length-prefixed value) rather
+// than the generated message types (go.opentelemetry.io/proto/otlp),
+// which link the protobuf runtime: about 1.5 MiB of the Lambda bootstrap.
+// Field numbers are those of opentelemetry/proto/{collector/trace,trace,
+// common,resource}/v1; zero values are left out, as proto3 does.
+// TestExporterMatchesTheSDKExporter decodes the result with the generated
+// types.
+
+// msg is a message being encoded. Its methods are not inlined: inlined at
+// every field they made the encoder 8 KB larger, and the Lambda bootstrap
+// sits a few KB under its 12 MiB limit (cmd/sortie-lambda TestBootstrapSize).
+type msg []byte
+
+// Wire types.
+const (
+	wireVarint  = 0
+	wireFixed64 = 1
+	wireBytes   = 2
+	wireFixed32 = 5
+)
+
+//go:noinline
+func (m msg) tag(n, wire int) msg { return binary.AppendUvarint(m, uint64(n)<<3|uint64(wire)) }
+
+// bytes appends b as field n unless it is empty.
+//
+//go:noinline
+func (m msg) bytes(n int, b []byte) msg {
+	if len(b) == 0 {
+		return m
 	}
-	resources := map[attribute.Distinct]*tracev1.ResourceSpans{}
-	scopes := map[key]*tracev1.ScopeSpans{}
+	return m.sub(n, b)
+}
+
+//go:noinline
+func (m msg) str(n int, s string) msg { return m.bytes(n, []byte(s)) }
+
+// sub appends a length-prefixed value, even an empty one (a nested
+// message that is present).
+//
+//go:noinline
+func (m msg) sub(n int, b []byte) msg {
+	m = binary.AppendUvarint(m.tag(n, wireBytes), uint64(len(b)))
+	return append(m, b...)
+}
+
+//go:noinline
+func (m msg) varint(n int, v uint64) msg {
+	if v == 0 {
+		return m
+	}
+	return binary.AppendUvarint(m.tag(n, wireVarint), v)
+}
+
+//go:noinline
+func (m msg) fixed32(n int, v uint32) msg {
+	if v == 0 {
+		return m
+	}
+	return binary.LittleEndian.AppendUint32(m.tag(n, wireFixed32), v)
+}
+
+//go:noinline
+func (m msg) fixed64(n int, v uint64) msg {
+	if v == 0 {
+		return m
+	}
+	return binary.LittleEndian.AppendUint64(m.tag(n, wireFixed64), v)
+}
+
+// exportRequest encodes spans as an ExportTraceServiceRequest: one
+// resource spans (field 1) of the spans' resource, with a scope spans per
+// instrumentation scope, in the order they first appear. An exporter
+// serves one tracer provider, whose spans all share its resource.
+func exportRequest(spans []sdktrace.ReadOnlySpan) []byte {
+	if len(spans) == 0 {
+		return nil
+	}
+	var scopes []instrumentation.Scope
+	var bodies []msg
 	for _, s := range spans {
-		res := s.Resource()
-		rk := res.Equivalent()
-		rs, ok := resources[rk]
-		if !ok {
-			rs = &tracev1.ResourceSpans{Resource: resourceProto(res), SchemaUrl: res.SchemaURL()}
-			resources[rk] = rs
-			out.ResourceSpans = append(out.ResourceSpans, rs)
+		sc := s.InstrumentationScope()
+		i := slices.Index(scopes, sc)
+		if i < 0 {
+			i = len(scopes)
+			scopes = append(scopes, sc)
+			bodies = append(bodies, msg(nil).sub(1, msg(nil).str(1, sc.Name).str(2, sc.Version).attrs(3, sc.Attributes.ToSlice())))
 		}
-		sk := key{rk, s.InstrumentationScope()}
-		ss, ok := scopes[sk]
-		if !ok {
-			sc := s.InstrumentationScope()
-			ss = &tracev1.ScopeSpans{SchemaUrl: sc.SchemaURL, Scope: &commonv1.InstrumentationScope{
-				Name: sc.Name, Version: sc.Version, Attributes: attrs(sc.Attributes.ToSlice())}}
-			scopes[sk] = ss
-			rs.ScopeSpans = append(rs.ScopeSpans, ss)
-		}
-		ss.Spans = append(ss.Spans, spanProto(s))
+		bodies[i] = bodies[i].sub(2, span(s))
 	}
-	return out
+	res := spans[0].Resource()
+	rs := msg(nil).sub(1, msg(nil).attrs(1, res.Attributes()))
+	for i, b := range bodies {
+		rs = rs.sub(2, b.str(3, scopes[i].SchemaURL))
+	}
+	return msg(nil).sub(1, rs.str(3, res.SchemaURL()))
 }
 
-func resourceProto(r *resource.Resource) *resourcev1.Resource {
-	if r == nil {
-		return &resourcev1.Resource{}
-	}
-	return &resourcev1.Resource{Attributes: attrs(r.Attributes())}
-}
-
-func spanProto(s sdktrace.ReadOnlySpan) *tracev1.Span {
-	sc := s.SpanContext()
+func span(s sdktrace.ReadOnlySpan) msg {
+	sc, parent := s.SpanContext(), s.Parent()
 	tid, sid := sc.TraceID(), sc.SpanID()
-	p := &tracev1.Span{
-		TraceId: tid[:], SpanId: sid[:], TraceState: sc.TraceState().String(),
-		Flags: spanFlags(sc.TraceFlags(), s.Parent()), Name: s.Name(),
-		Kind:              spanKind(s.SpanKind()),
-		StartTimeUnixNano: uint64(s.StartTime().UnixNano()), EndTimeUnixNano: uint64(s.EndTime().UnixNano()),
-		Attributes: attrs(s.Attributes()), DroppedAttributesCount: uint32(s.DroppedAttributes()),
-		DroppedEventsCount: uint32(s.DroppedEvents()), DroppedLinksCount: uint32(s.DroppedLinks()),
-		Status: statusProto(s.Status()),
+	m := msg(nil).bytes(1, tid[:]).bytes(2, sid[:]).str(3, sc.TraceState().String())
+	if psid := parent.SpanID(); parent.IsValid() {
+		m = m.bytes(4, psid[:])
 	}
-	if psid := s.Parent().SpanID(); s.Parent().IsValid() {
-		p.ParentSpanId = psid[:]
-	}
+	m = m.str(5, s.Name()).varint(6, uint64(spanKind(s.SpanKind()))).
+		fixed64(7, uint64(s.StartTime().UnixNano())).fixed64(8, uint64(s.EndTime().UnixNano())).
+		attrs(9, s.Attributes()).varint(10, uint64(s.DroppedAttributes()))
 	for _, e := range s.Events() {
-		p.Events = append(p.Events, &tracev1.Span_Event{TimeUnixNano: uint64(e.Time.UnixNano()), Name: e.Name,
-			Attributes: attrs(e.Attributes), DroppedAttributesCount: uint32(e.DroppedAttributeCount)})
+		ev := msg(nil).fixed64(1, uint64(e.Time.UnixNano())).str(2, e.Name).attrs(3, e.Attributes).varint(4, uint64(e.DroppedAttributeCount))
+		m = m.sub(11, ev)
 	}
+	m = m.varint(12, uint64(s.DroppedEvents()))
 	for _, l := range s.Links() {
 		ltid, lsid := l.SpanContext.TraceID(), l.SpanContext.SpanID()
-		p.Links = append(p.Links, &tracev1.Span_Link{TraceId: ltid[:], SpanId: lsid[:],
-			TraceState: l.SpanContext.TraceState().String(), Attributes: attrs(l.Attributes),
-			DroppedAttributesCount: uint32(l.DroppedAttributeCount), Flags: spanFlags(l.SpanContext.TraceFlags(), l.SpanContext)})
+		lk := msg(nil).bytes(1, ltid[:]).bytes(2, lsid[:]).str(3, l.SpanContext.TraceState().String()).
+			attrs(4, l.Attributes).varint(5, uint64(l.DroppedAttributeCount)).fixed32(6, spanFlags(l.SpanContext.TraceFlags(), l.SpanContext))
+		m = m.sub(13, lk)
 	}
-	return p
+	m = m.varint(14, uint64(s.DroppedLinks())).sub(15, status(s.Status()))
+	return m.fixed32(16, spanFlags(sc.TraceFlags(), parent))
 }
 
-// spanFlags are the W3C trace flags and whether the parent (or linked
-// span) is remote (SpanFlags HAS_IS_REMOTE and IS_REMOTE).
+// spanFlags are the W3C trace flags and whether the parent (or the linked
+// span) is remote: SpanFlags HAS_IS_REMOTE (0x100) and IS_REMOTE (0x200).
 func spanFlags(tf trace.TraceFlags, other trace.SpanContext) uint32 {
-	f := uint32(tf) | uint32(tracev1.SpanFlags_SPAN_FLAGS_CONTEXT_HAS_IS_REMOTE_MASK)
+	f := uint32(tf) | 0x100
 	if other.IsRemote() {
-		f |= uint32(tracev1.SpanFlags_SPAN_FLAGS_CONTEXT_IS_REMOTE_MASK)
+		f |= 0x200
 	}
 	return f
 }
 
 // spanKind is the OTLP span kind of k: the API and OTLP number the kinds
 // alike (unspecified 0, internal, server, client, producer, consumer 5).
-func spanKind(k trace.SpanKind) tracev1.Span_SpanKind {
+func spanKind(k trace.SpanKind) trace.SpanKind {
 	if k < trace.SpanKindUnspecified || k > trace.SpanKindConsumer {
-		return tracev1.Span_SPAN_KIND_UNSPECIFIED
+		return trace.SpanKindUnspecified
 	}
-	return tracev1.Span_SpanKind(k)
+	return k
 }
 
-// statusProto maps the SDK's status codes (Unset 0, Error 1, Ok 2) to
-// OTLP's (Unset 0, Ok 1, Error 2).
-func statusProto(st sdktrace.Status) *tracev1.Status {
-	s := &tracev1.Status{}
+// status maps the SDK's status codes (Unset 0, Error 1, Ok 2) to OTLP's
+// Status (message 2, code 3: Unset 0, Ok 1, Error 2).
+func status(st sdktrace.Status) msg {
 	switch st.Code {
 	case codes.Ok:
-		s.Code = tracev1.Status_STATUS_CODE_OK
+		return msg(nil).varint(3, 1)
 	case codes.Error:
-		s.Code, s.Message = tracev1.Status_STATUS_CODE_ERROR, st.Description
+		return msg(nil).str(2, st.Description).varint(3, 2)
 	}
-	return s
+	return nil
 }
 
-func attrs(kvs []attribute.KeyValue) []*commonv1.KeyValue {
-	if len(kvs) == 0 {
-		return nil
-	}
-	out := make([]*commonv1.KeyValue, 0, len(kvs))
+// attrs appends each attribute as a KeyValue (key 1, value 2) in field n.
+func (m msg) attrs(n int, kvs []attribute.KeyValue) msg {
 	for _, kv := range kvs {
-		out = append(out, &commonv1.KeyValue{Key: string(kv.Key), Value: anyValue(kv.Value)})
+		m = m.sub(n, msg(nil).str(1, string(kv.Key)).sub(2, anyValue(kv.Value)))
 	}
-	return out
+	return m
 }
 
-func anyValue(v attribute.Value) *commonv1.AnyValue {
+// anyValue encodes an AnyValue: string 1, bool 2, int 3, double 4, array
+// 5, key-value list 6, bytes 7. Its one field is written even when zero.
+func anyValue(v attribute.Value) msg {
+	m := msg(nil)
 	switch v.Type() {
-	case attribute.BOOL:
-		return &commonv1.AnyValue{Value: &commonv1.AnyValue_BoolValue{BoolValue: v.AsBool()}}
-	case attribute.INT64:
-		return &commonv1.AnyValue{Value: &commonv1.AnyValue_IntValue{IntValue: v.AsInt64()}}
-	case attribute.FLOAT64:
-		return &commonv1.AnyValue{Value: &commonv1.AnyValue_DoubleValue{DoubleValue: v.AsFloat64()}}
-	case attribute.BOOLSLICE:
-		return array(v.AsBoolSlice(), attribute.BoolValue)
-	case attribute.INT64SLICE:
-		return array(v.AsInt64Slice(), attribute.Int64Value)
-	case attribute.FLOAT64SLICE:
-		return array(v.AsFloat64Slice(), attribute.Float64Value)
-	case attribute.STRINGSLICE:
-		return array(v.AsStringSlice(), attribute.StringValue)
 	case attribute.STRING:
-		return &commonv1.AnyValue{Value: &commonv1.AnyValue_StringValue{StringValue: v.AsString()}}
+		return m.sub(1, []byte(v.AsString()))
+	case attribute.BOOL:
+		b := uint64(0)
+		if v.AsBool() {
+			b = 1
+		}
+		return binary.AppendUvarint(m.tag(2, wireVarint), b)
+	case attribute.INT64:
+		return binary.AppendUvarint(m.tag(3, wireVarint), uint64(v.AsInt64()))
+	case attribute.FLOAT64:
+		return binary.LittleEndian.AppendUint64(m.tag(4, wireFixed64), math.Float64bits(v.AsFloat64()))
 	case attribute.BYTESLICE:
-		return &commonv1.AnyValue{Value: &commonv1.AnyValue_BytesValue{BytesValue: v.AsByteSlice()}}
-	case attribute.SLICE:
-		return array(v.AsSlice(), func(v attribute.Value) attribute.Value { return v })
+		return m.sub(7, v.AsByteSlice())
 	case attribute.MAP:
-		return &commonv1.AnyValue{Value: &commonv1.AnyValue_KvlistValue{KvlistValue: &commonv1.KeyValueList{Values: attrs(v.AsMap())}}}
+		return m.sub(6, msg(nil).attrs(1, v.AsMap()))
 	case attribute.EMPTY:
-		return &commonv1.AnyValue{}
+		return m
 	}
-	return &commonv1.AnyValue{Value: &commonv1.AnyValue_StringValue{StringValue: "INVALID"}}
+	if rv := reflect.ValueOf(v.AsInterface()); rv.Kind() == reflect.Slice {
+		// BOOLSLICE, INT64SLICE, FLOAT64SLICE, STRINGSLICE, SLICE.
+		arr := msg(nil)
+		for i := range rv.Len() {
+			arr = arr.sub(1, anyValue(elemValue(rv.Index(i).Interface())))
+		}
+		return m.sub(5, arr)
+	}
+	return m.sub(1, []byte("INVALID"))
 }
 
-func array[T any](vs []T, of func(T) attribute.Value) *commonv1.AnyValue {
-	a := &commonv1.ArrayValue{}
-	for _, v := range vs {
-		a.Values = append(a.Values, anyValue(of(v)))
+// elemValue is the attribute value of a slice attribute's element.
+func elemValue(e any) attribute.Value {
+	switch e := e.(type) {
+	case bool:
+		return attribute.BoolValue(e)
+	case int64:
+		return attribute.Int64Value(e)
+	case float64:
+		return attribute.Float64Value(e)
+	case string:
+		return attribute.StringValue(e)
+	case attribute.Value:
+		return e
 	}
-	return &commonv1.AnyValue{Value: &commonv1.AnyValue_ArrayValue{ArrayValue: a}}
+	return attribute.Value{}
 }
