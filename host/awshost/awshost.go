@@ -72,6 +72,21 @@ func Open(ctx context.Context, cfg Config) (*Host, error) {
 	if err != nil {
 		return nil, fmt.Errorf("awshost: load the AWS configuration: %w", err)
 	}
+	return OpenWith(awsCfg, cfg)
+}
+
+// OpenWith is [Open] with the AWS configuration given instead of loaded
+// (see [LambdaConfig]); cfg.Credentials, when set, replaces its
+// credentials. It links none of the SDK's configuration loading (shared
+// config files, SSO, IMDS), which a Lambda function does not need.
+func OpenWith(awsCfg aws.Config, cfg Config) (*Host, error) {
+	if cfg.Table == "" {
+		return nil, sortie.Invalidf("Table", "the DynamoDB table is required")
+	}
+	if cfg.Credentials != nil {
+		awsCfg.Credentials = cfg.Credentials
+	}
+	var err error
 	db := dynamodb.NewFromConfig(awsCfg, func(o *dynamodb.Options) { o.BaseEndpoint = endpoint(cfg.DynamoEndpoint) })
 	cp, err := dynamo.New(db, cfg.Table, nil)
 	if err != nil {

@@ -120,3 +120,19 @@ func TestEngineNeedsFunction(t *testing.T) {
 		t.Errorf("Function(trigger mode without a worker function) = %v, want a *sortie.ValidationError naming %s", err, fnlambda.EnvWorkerFunction)
 	}
 }
+
+// LambdaConfig reads the region, the execution role's credentials and
+// AWS_MAX_ATTEMPTS from the runtime's environment, nothing else.
+func TestLambdaConfig(t *testing.T) {
+	env := map[string]string{"AWS_REGION": "eu-west-1", "AWS_ACCESS_KEY_ID": "AKIDEXAMPLE",
+		"AWS_SECRET_ACCESS_KEY": "s3cr3t", "AWS_SESSION_TOKEN": "tok", "AWS_MAX_ATTEMPTS": "1"}
+	cfg := awshost.LambdaConfig(func(k string) string { return env[k] })
+	creds, err := cfg.Credentials.Retrieve(context.Background())
+	if err != nil || cfg.Region != "eu-west-1" || cfg.RetryMaxAttempts != 1 ||
+		creds.AccessKeyID != "AKIDEXAMPLE" || creds.SecretAccessKey != "s3cr3t" || creds.SessionToken != "tok" {
+		t.Errorf("LambdaConfig = region %q, max attempts %d, credentials %+v (%v); want the environment's", cfg.Region, cfg.RetryMaxAttempts, creds, err)
+	}
+	if cfg := awshost.LambdaConfig(func(string) string { return "" }); cfg.RetryMaxAttempts != 0 {
+		t.Errorf("LambdaConfig(no AWS_MAX_ATTEMPTS).RetryMaxAttempts = %d, want the SDK's default (0)", cfg.RetryMaxAttempts)
+	}
+}

@@ -23,9 +23,7 @@ import (
 // TestExporterMatchesTheSDKExporter decodes the result with the generated
 // types.
 
-// msg is a message being encoded. Its methods are not inlined: inlined at
-// every field they made the encoder 8 KB larger, and the Lambda bootstrap
-// sits a few KB under its 12 MiB limit (cmd/sortie-lambda TestBootstrapSize).
+// msg is a message being encoded.
 type msg []byte
 
 // Wire types.
@@ -36,12 +34,10 @@ const (
 	wireFixed32 = 5
 )
 
-//go:noinline
 func (m msg) tag(n, wire int) msg { return binary.AppendUvarint(m, uint64(n)<<3|uint64(wire)) }
 
 // bytes appends b as field n unless it is empty.
 //
-//go:noinline
 func (m msg) bytes(n int, b []byte) msg {
 	if len(b) == 0 {
 		return m
@@ -49,19 +45,16 @@ func (m msg) bytes(n int, b []byte) msg {
 	return m.sub(n, b)
 }
 
-//go:noinline
 func (m msg) str(n int, s string) msg { return m.bytes(n, []byte(s)) }
 
 // sub appends a length-prefixed value, even an empty one (a nested
 // message that is present).
 //
-//go:noinline
 func (m msg) sub(n int, b []byte) msg {
 	m = binary.AppendUvarint(m.tag(n, wireBytes), uint64(len(b)))
 	return append(m, b...)
 }
 
-//go:noinline
 func (m msg) varint(n int, v uint64) msg {
 	if v == 0 {
 		return m
@@ -69,7 +62,6 @@ func (m msg) varint(n int, v uint64) msg {
 	return binary.AppendUvarint(m.tag(n, wireVarint), v)
 }
 
-//go:noinline
 func (m msg) fixed32(n int, v uint32) msg {
 	if v == 0 {
 		return m
@@ -77,7 +69,6 @@ func (m msg) fixed32(n int, v uint32) msg {
 	return binary.LittleEndian.AppendUint32(m.tag(n, wireFixed32), v)
 }
 
-//go:noinline
 func (m msg) fixed64(n int, v uint64) msg {
 	if v == 0 {
 		return m
