@@ -37,7 +37,6 @@ const (
 func (m msg) tag(n, wire int) msg { return binary.AppendUvarint(m, uint64(n)<<3|uint64(wire)) }
 
 // bytes appends b as field n unless it is empty.
-//
 func (m msg) bytes(n int, b []byte) msg {
 	if len(b) == 0 {
 		return m
@@ -49,7 +48,6 @@ func (m msg) str(n int, s string) msg { return m.bytes(n, []byte(s)) }
 
 // sub appends a length-prefixed value, even an empty one (a nested
 // message that is present).
-//
 func (m msg) sub(n int, b []byte) msg {
 	m = binary.AppendUvarint(m.tag(n, wireBytes), uint64(len(b)))
 	return append(m, b...)
