@@ -148,6 +148,11 @@ func (h *Host) openAWS(ctx context.Context, opts *sortie.EngineOptions) error {
 	if err != nil {
 		return prefixAWS(err)
 	}
+	if h.cfg.API != nil && !ah.SharedPageTokens() {
+		ah.Close()
+		return sortie.Invalidf("AWS.PageTokenKey", "a host serving an API on DynamoDB needs the deployment's page-token key (%s, or %s: the key sealed by the deployment's KMS key, terraform/aws's page_token_key_sealed), the same in every replica and process, so a page token made by one is taken by the others and after restarts",
+			awshost.EnvPageTokenKey, awshost.EnvPageTokenKeySealed)
+	}
 	h.aws, h.cp = ah, ah.ControlPlane
 	if s := ah.Sealer(); s != nil {
 		opts.Sealer = s

@@ -25,6 +25,9 @@ type awsFlags struct {
 	function, lambdaEndpoint string
 	kmsKeys, kmsEndpoint     string
 	keys                     [][2]string
+	// pageKey and sealedPageKey come from the environment only (a key on
+	// a command line is visible to every user of the machine).
+	pageKey, sealedPageKey []byte
 }
 
 func (a *awsFlags) register(f *pflag.FlagSet) {
@@ -67,13 +70,24 @@ func (g *globals) validateAWS() error {
 		return usagef("%v", err)
 	}
 	a.keys = keys
+	if a.pageKey, err = awshost.ParsePageTokenKey(awshost.EnvPageTokenKey, os.Getenv(awshost.EnvPageTokenKey)); err != nil {
+		return usagef("%v", err)
+	}
+	if a.sealedPageKey, err = awshost.ParsePageTokenKey(awshost.EnvPageTokenKeySealed, os.Getenv(awshost.EnvPageTokenKeySealed)); err != nil {
+		return usagef("%v", err)
+	}
+	if g.command != nil && g.command.Name() == "list" && a.pageKey == nil && a.sealedPageKey == nil {
+		return usagef("list --dynamodb-table needs the deployment's page-token key (%s, or %s sealed by its KMS key, as its hosts have): each page's token must be taken by the next command",
+			awshost.EnvPageTokenKey, awshost.EnvPageTokenKeySealed)
+	}
 	return nil
 }
 
 // config is the host/awshost configuration of the flags.
 func (a *awsFlags) config() awshost.Config {
 	return awshost.Config{Table: a.table, DynamoEndpoint: a.dynamoEndpoint, Function: a.function,
-		LambdaEndpoint: a.lambdaEndpoint, KMSEndpoint: a.kmsEndpoint, KMSKeys: a.keys}
+		LambdaEndpoint: a.lambdaEndpoint, KMSEndpoint: a.kmsEndpoint, KMSKeys: a.keys,
+		PageTokenKey: a.pageKey, SealedPageTokenKey: a.sealedPageKey}
 }
 
 // checkAWSCommand refuses, on the AWS host without --lambda-function, a

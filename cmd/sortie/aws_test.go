@@ -40,8 +40,11 @@ type awsRig struct {
 func awsCredentials() []string {
 	return []string{"AWS_REGION=" + dynamodblocal.Region, "AWS_ACCESS_KEY_ID=" + dynamodblocal.AccessKeyID,
 		"AWS_SECRET_ACCESS_KEY=" + dynamodblocal.SecretAccessKey, "AWS_SESSION_TOKEN=", "AWS_PROFILE=",
-		"AWS_MAX_ATTEMPTS=1", "AWS_EC2_METADATA_DISABLED=true"}
+		"AWS_MAX_ATTEMPTS=1", "AWS_EC2_METADATA_DISABLED=true", "SORTIE_PAGE_TOKEN_KEY=" + testPageTokenKey}
 }
+
+// testPageTokenKey is the page-token key of the tests' deployments.
+const testPageTokenKey = "dGhlIHRlc3RzJyBwYWdlLXRva2VuIGtleSwgMzIgYnl0ZXM="
 
 func startAWSRig(t *testing.T) *awsRig {
 	t.Helper()

@@ -63,6 +63,13 @@ func (g *globals) checkHost(cmd *cobra.Command) error {
 
 // hostArgs is the --host part of a command line printed as a hint.
 func (g *globals) hostArgs() string {
+	if g.aws.table != "" {
+		args := " --dynamodb-table " + g.aws.table
+		if g.aws.dynamoEndpoint != "" {
+			args += " --dynamodb-endpoint " + g.aws.dynamoEndpoint
+		}
+		return args
+	}
 	if g.hostURL == "" {
 		return ""
 	}

@@ -69,6 +69,7 @@ var properties = []property{
 	{"InterruptAndResume", testInterruptResume},
 	{"ListFilters", testListFilters},
 	{"ListPagination", testListPagination},
+	{"PageTokenOfAnotherStoreRefused", testPageTokenOfAnotherStore},
 	{"FollowAcrossAttempts", testFollow},
 	{"EventsLimits", testEventsLimits},
 	{"ClosedReturnsErrClosed", testClosed},
@@ -89,7 +90,8 @@ func RunConformanceTests(t *testing.T, newHarness func(t *testing.T) Harness) {
 			property{"SharedHandlesSeeEachOther", testSharedVisibility},
 			property{"SharedHandlesClaimOnce", testSharedClaims},
 			property{"SharedHandlesReserveOnce", testSharedReserve},
-			property{"SharedHandlesAppendNoGaps", testSharedAppends})
+			property{"SharedHandlesAppendNoGaps", testSharedAppends},
+			property{"SharedHandlesContinueEachOthersPages", testSharedPages})
 	}
 	for _, p := range props {
 		t.Run(p.name, func(t *testing.T) {

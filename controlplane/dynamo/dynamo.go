@@ -2,7 +2,6 @@ package dynamo
 
 import (
 	"context"
-	"crypto/rand"
 	"errors"
 	"fmt"
 	"sync/atomic"
@@ -29,10 +28,14 @@ var _ API = (*dynamodb.Client)(nil)
 
 // Options configures [New]. A nil *Options means the defaults.
 type Options struct {
-	// PageTokenKey signs page tokens of List and PendingPushConfigs (HMAC-SHA256, under separate labels), so a client cannot
-	// forge a position. Every handle serving the same clients needs the
-	// same key. Optional; defaults to 32 random bytes per handle, and then
-	// a token is only good on the handle that made it, until it closes.
+	// PageTokenKey signs the page tokens of List and PendingPushConfigs
+	// (HMAC-SHA256, see [controlplane.PageTokens]), so a client can neither
+	// forge a position nor carry a token to another deployment: at least
+	// 16 bytes, the same in every process of a deployment (hosts get it
+	// from SORTIE_PAGE_TOKEN_KEY or a KMS-sealed copy; terraform/aws makes
+	// one). Optional; defaults to 32 random bytes per handle, and then a
+	// token is only good on the handle that made it: required when more
+	// than one process serves lists.
 	PageTokenKey []byte
 	// Now stamps changes that carry no time of their own (RequestCancel,
 	// Resume, SetRef). Optional; defaults to time.Now.
@@ -50,7 +53,7 @@ type Options struct {
 type ControlPlane struct {
 	db       API
 	table    string
-	tokenKey []byte
+	tokens   *controlplane.PageTokens
 	now      func() time.Time
 	maxTries int
 	units    ledger
@@ -78,17 +81,15 @@ func New(db API, table string, opts *Options) (*ControlPlane, error) {
 		return nil, sortie.Invalidf("client", "a DynamoDB client is required")
 	case len(table) < 3 || len(table) > 255:
 		return nil, sortie.Invalidf("table", "%q must be 3-255 characters", table)
-	case o.PageTokenKey != nil && len(o.PageTokenKey) < 16:
-		return nil, sortie.Invalidf("page_token_key", "%d bytes, want at least 16", len(o.PageTokenKey))
 	case o.MaxTries < 0:
 		return nil, sortie.Invalidf("max_tries", "%d is negative", o.MaxTries)
 	}
-	c := &ControlPlane{table: table, tokenKey: o.PageTokenKey, now: o.Now, maxTries: o.MaxTries}
-	c.db = retryAPI{API: db, units: &c.units}
-	if c.tokenKey == nil {
-		c.tokenKey = make([]byte, 32)
-		rand.Read(c.tokenKey)
+	tokens, err := controlplane.NewPageTokens(o.PageTokenKey)
+	if err != nil {
+		return nil, err
 	}
+	c := &ControlPlane{table: table, tokens: tokens, now: o.Now, maxTries: o.MaxTries}
+	c.db = retryAPI{API: db, units: &c.units}
 	if c.now == nil {
 		c.now = time.Now
 	}
@@ -98,6 +99,10 @@ func New(db API, table string, opts *Options) (*ControlPlane, error) {
 	c.Changes = controlplane.NewChanges(c.change, c.nowMs)
 	return c, nil
 }
+
+// PageTokenKeyID names the handle's page-token key (see
+// [controlplane.PageTokens.KeyID]): handles of one deployment show the same.
+func (c *ControlPlane) PageTokenKeyID() string { return c.tokens.KeyID() }
 
 // Table returns the table name.
 func (c *ControlPlane) Table() string { return c.table }

@@ -51,7 +51,7 @@ func (c *ControlPlane) List(ctx context.Context, q sortie.ListQuery) (*sortie.Ru
 	if err := q.Validate(); err != nil {
 		return nil, err
 	}
-	tok, err := c.verifyToken(q)
+	tok, err := c.tokens.ListPosition(q)
 	if err != nil {
 		return nil, err
 	}
@@ -74,7 +74,7 @@ func (c *ControlPlane) List(ctx context.Context, q sortie.ListQuery) (*sortie.Ru
 	page := &sortie.RunPage{Runs: runs}
 	if len(runs) > size {
 		page.Runs = runs[:size]
-		page.NextPageToken = c.signToken(q, controlplane.TokenAfter(runs[size-1]))
+		page.NextPageToken = c.tokens.ListToken(q, runs[size-1])
 	}
 	return page, nil
 }

@@ -2,11 +2,7 @@ package dynamo
 
 import (
 	"context"
-	"crypto/hmac"
-	"crypto/sha256"
-	"encoding/base64"
 	"slices"
-	"strings"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
@@ -139,21 +135,10 @@ func (c *ControlPlane) readPending(ctx context.Context, keys []item, nowMs int64
 }
 
 // signPushToken returns the opaque page token continuing after position
-// p: the position's text form, a dot and an HMAC-SHA256 (truncated to 16
-// bytes) over it, under a label of its own, so neither a forged position
-// nor a List token passes.
+// p, signed like List's under a label of its own, so neither a forged
+// position nor a List token passes.
 func (c *ControlPlane) signPushToken(p controlplane.PushPosition) string {
-	pos := p.Encode()
-	return pos + "." + base64.RawURLEncoding.EncodeToString(c.pushTokenMAC(pos))
-}
-
-func (c *ControlPlane) pushTokenMAC(pos string) []byte {
-	m := hmac.New(sha256.New, c.tokenKey)
-	for _, part := range []string{"sortie.dynamo.push-page/v1", pos} {
-		m.Write([]byte(part))
-		m.Write([]byte{0})
-	}
-	return m.Sum(nil)[:macBytes]
+	return c.tokens.Sign(controlplane.PushPageLabel, p.Encode())
 }
 
 // verifyPushToken returns the position of a token made by signPushToken
@@ -166,10 +151,9 @@ func (c *ControlPlane) verifyPushToken(s string) (*controlplane.PushPosition, er
 	if len(s) > maxPushTokenBytes {
 		return nil, sortie.Invalidf("page_token", "%d bytes, limit %d", len(s), maxPushTokenBytes)
 	}
-	pos, sig, ok := strings.Cut(s, ".")
-	mac, err := base64.RawURLEncoding.DecodeString(sig)
-	if !ok || err != nil || !hmac.Equal(mac, c.pushTokenMAC(pos)) {
-		return nil, sortie.Invalidf("page_token", "not a page token from PendingPushConfigs (bad signature; tokens made without a shared PageTokenKey are good only on the handle that made them)")
+	pos, err := c.tokens.Open(controlplane.PushPageLabel, "PendingPushConfigs", s)
+	if err != nil {
+		return nil, err
 	}
 	return controlplane.DecodePushPosition(pos)
 }

@@ -26,6 +26,8 @@ type ControlPlane struct {
 	push map[sortie.RunID]map[string]sortie.PushConfig
 	hub  controlplane.Hub
 	now  func() time.Time
+	// tokens signs List page tokens with a key of this store's own.
+	tokens *controlplane.PageTokens
 
 	// Changes gives the state-changing methods (RecordLaunch, SetRef,
 	// Claim, Heartbeat, Finish, RequestCancel, Resume) over c.change.
@@ -55,6 +57,7 @@ func New() *ControlPlane {
 		push:   make(map[sortie.RunID]map[string]sortie.PushConfig),
 		now:    time.Now,
 	}
+	c.tokens, _ = controlplane.NewPageTokens(nil) // a random key cannot be refused
 	c.Changes = controlplane.NewChanges(c.change, c.nowMs)
 	return c
 }
@@ -128,7 +131,7 @@ func (c *ControlPlane) List(_ context.Context, q sortie.ListQuery) (*sortie.RunP
 	if err := q.Validate(); err != nil {
 		return nil, err
 	}
-	tok, err := controlplane.DecodePageToken(q.PageToken)
+	tok, err := c.tokens.ListPosition(q)
 	if err != nil {
 		return nil, err
 	}
@@ -149,7 +152,7 @@ func (c *ControlPlane) List(_ context.Context, q sortie.ListQuery) (*sortie.RunP
 	size := controlplane.PageSize(q)
 	for i, r := range match {
 		if i == size {
-			page.NextPageToken = controlplane.TokenAfter(match[i-1]).Encode()
+			page.NextPageToken = c.tokens.ListToken(q, match[i-1])
 			break
 		}
 		page.Runs = append(page.Runs, r.Clone())

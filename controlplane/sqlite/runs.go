@@ -90,17 +90,18 @@ func (c *ControlPlane) Get(ctx context.Context, id sortie.RunID) (*sortie.Run, e
 }
 
 // List implements [sortie.ControlPlane.List]: newest first (created_ms,
-// then ID, descending). A malformed query or page token gives a
-// [*sortie.ValidationError].
+// then ID, descending). A malformed query or page token, or a token of
+// another store, gives a [*sortie.ValidationError]; page tokens are signed
+// (see [Options.PageTokenKey]).
 func (c *ControlPlane) List(ctx context.Context, q sortie.ListQuery) (*sortie.RunPage, error) {
 	if err := q.Validate(); err != nil {
 		return nil, err
 	}
-	tok, err := controlplane.DecodePageToken(q.PageToken)
-	if err != nil {
+	if err := c.ready("list"); err != nil {
 		return nil, err
 	}
-	if err := c.ready("list"); err != nil {
+	tok, err := c.tokens.ListPosition(q)
+	if err != nil {
 		return nil, err
 	}
 	size := controlplane.PageSize(q)
@@ -116,7 +117,7 @@ func (c *ControlPlane) List(ctx context.Context, q sortie.ListQuery) (*sortie.Ru
 	page := &sortie.RunPage{Runs: runs}
 	if len(runs) > size {
 		page.Runs = runs[:size]
-		page.NextPageToken = controlplane.TokenAfter(runs[size-1]).Encode()
+		page.NextPageToken = c.tokens.ListToken(q, runs[size-1])
 	}
 	return page, nil
 }

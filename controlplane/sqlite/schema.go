@@ -71,6 +71,14 @@ var migrations = []migration{
 	{apply: addPushColumns},
 	// Version 4: events stored in batches, one row per append.
 	{apply: batchEvents},
+	// Version 5: values of the store itself: the key that signs its page
+	// tokens when the host configures none, made once, so every process
+	// opening the file takes the others' tokens and no other store does.
+	{sql: `CREATE TABLE IF NOT EXISTS store (
+		name  TEXT PRIMARY KEY,
+		value BLOB NOT NULL
+	) WITHOUT ROWID;
+	INSERT OR IGNORE INTO store (name, value) VALUES ('page_token_key', randomblob(32));`},
 }
 
 // batchEvents creates event_batches, one row per AppendEvents call (a

@@ -36,6 +36,11 @@ type Options struct {
 	// Now stamps changes that carry no time of their own (RequestCancel,
 	// Resume, SetRef). Optional; defaults to time.Now.
 	Now func() time.Time
+	// PageTokenKey signs List page tokens (see [controlplane.PageTokens]):
+	// at least 16 bytes. Optional; defaults to the key the file made for
+	// itself when it was created, so every process opening the file takes
+	// the tokens of the others and a token of another store is refused.
+	PageTokenKey []byte
 }
 
 // ControlPlane is a [sortie.ControlPlane] and [sortie.Notifier] on one
@@ -53,6 +58,7 @@ type ControlPlane struct {
 	stopped chan struct{} // closed when the writer goroutine ended
 
 	now    func() time.Time
+	tokens *controlplane.PageTokens
 	hub    controlplane.Hub
 	closed atomic.Bool
 
@@ -152,6 +158,9 @@ func (c *ControlPlane) open(abs string, o Options) error {
 	if err := migrate(ctx, c.wconn); err != nil {
 		return err
 	}
+	if c.tokens, err = c.pageTokens(ctx, o.PageTokenKey); err != nil {
+		return err
+	}
 	if c.r, err = sql.Open("sqlite", file+"?"+busy+"&_pragma=query_only(1)"); err != nil {
 		return err
 	}
@@ -161,6 +170,17 @@ func (c *ControlPlane) open(abs string, o Options) error {
 	c.reqs, c.stop, c.stopped = make(chan *writeReq), make(chan struct{}), make(chan struct{})
 	go c.writeLoop()
 	return nil
+}
+
+// pageTokens returns the page tokens of key, or of the file's own key.
+func (c *ControlPlane) pageTokens(ctx context.Context, key []byte) (*controlplane.PageTokens, error) {
+	if key == nil {
+		err := c.wconn.QueryRowContext(ctx, `SELECT value FROM store WHERE name = 'page_token_key'`).Scan(&key)
+		if err != nil {
+			return nil, fmt.Errorf("read the store's page-token key: %w", err)
+		}
+	}
+	return controlplane.NewPageTokens(key)
 }
 
 // closeDBs closes the statements, the writer connection and both pools.

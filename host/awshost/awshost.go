@@ -44,22 +44,34 @@ type Config struct {
 	// host/gcphost's AWSCredentials (workload identity federation from
 	// Google Cloud). Optional; defaults to the SDK's usual sources.
 	Credentials aws.CredentialsProvider
+	// PageTokenKey signs the control plane's page tokens
+	// (dynamo.Options.PageTokenKey), the same in every process of the
+	// deployment ([EnvPageTokenKey], [ParsePageTokenKey]). Optional; without
+	// it or SealedPageTokenKey a page token is good only in this process,
+	// which is enough for the worker function and not for a host serving
+	// lists ([Host.SharedPageTokens]).
+	PageTokenKey []byte
+	// SealedPageTokenKey is the page-token key sealed by the deployment's
+	// KMS key ([EnvPageTokenKeySealed]); Open decrypts it once. Optional.
+	SealedPageTokenKey []byte
 }
 
 // Host is the opened AWS parts of a [Config].
 type Host struct {
 	cfg Config
 	aws aws.Config
+	kms *kms.Client
 	// ControlPlane is the DynamoDB control plane of Config.Table.
 	ControlPlane *dynamo.ControlPlane
 	keeper       *envelope.Keeper
 }
 
 // Open loads the AWS configuration and opens the control plane of
-// cfg.Table and the keyring of cfg.KMSKeys. It makes no AWS call. It
-// returns a [*sortie.ValidationError] naming Table when it is empty, or
-// wraps the keyring's error for a key it refuses; the caller closes the
-// host.
+// cfg.Table and the keyring of cfg.KMSKeys. It makes no AWS call but a
+// KMS Decrypt of cfg.SealedPageTokenKey. It returns a
+// [*sortie.ValidationError] naming Table when it is empty (PageTokenKey
+// for a key too short, or both forms set), or wraps the keyring's or
+// KMS's error; the caller closes the host.
 func Open(ctx context.Context, cfg Config) (*Host, error) {
 	if cfg.Table == "" {
 		return nil, sortie.Invalidf("Table", "the DynamoDB table is required")
@@ -72,29 +84,32 @@ func Open(ctx context.Context, cfg Config) (*Host, error) {
 	if err != nil {
 		return nil, fmt.Errorf("awshost: load the AWS configuration: %w", err)
 	}
-	return OpenWith(awsCfg, cfg)
+	return OpenWith(ctx, awsCfg, cfg)
 }
 
 // OpenWith is [Open] with the AWS configuration given instead of loaded
 // (see [LambdaConfig]); cfg.Credentials, when set, replaces its
 // credentials. It links none of the SDK's configuration loading (shared
 // config files, SSO, IMDS), which a Lambda function does not need.
-func OpenWith(awsCfg aws.Config, cfg Config) (*Host, error) {
+func OpenWith(ctx context.Context, awsCfg aws.Config, cfg Config) (*Host, error) {
 	if cfg.Table == "" {
 		return nil, sortie.Invalidf("Table", "the DynamoDB table is required")
 	}
 	if cfg.Credentials != nil {
 		awsCfg.Credentials = cfg.Credentials
 	}
-	var err error
-	db := dynamodb.NewFromConfig(awsCfg, func(o *dynamodb.Options) { o.BaseEndpoint = endpoint(cfg.DynamoEndpoint) })
-	cp, err := dynamo.New(db, cfg.Table, nil)
+	h := &Host{cfg: cfg, aws: awsCfg}
+	h.kms = kms.NewFromConfig(awsCfg, func(o *kms.Options) { o.BaseEndpoint = endpoint(cfg.KMSEndpoint) })
+	key, err := h.pageTokenKey(ctx)
 	if err != nil {
+		return nil, err
+	}
+	db := dynamodb.NewFromConfig(awsCfg, func(o *dynamodb.Options) { o.BaseEndpoint = endpoint(cfg.DynamoEndpoint) })
+	if h.ControlPlane, err = dynamo.New(db, cfg.Table, &dynamo.Options{PageTokenKey: key}); err != nil {
 		return nil, fmt.Errorf("awshost: control plane: %w", err)
 	}
-	h := &Host{cfg: cfg, aws: awsCfg, ControlPlane: cp}
 	if h.keeper, err = h.openKeyring(); err != nil {
-		cp.Close()
+		h.ControlPlane.Close()
 		return nil, err
 	}
 	return h, nil
@@ -109,8 +124,7 @@ func endpoint(url string) *string {
 
 // openKeyring returns the keeper of cfg.KMSKeys, or nil without keys.
 func (h *Host) openKeyring() (*envelope.Keeper, error) {
-	client := kms.NewFromConfig(h.aws, func(o *kms.Options) { o.BaseEndpoint = endpoint(h.cfg.KMSEndpoint) })
-	ring, err := envelope.KeyringOf(h.cfg.KMSKeys, func(arn string) (envelope.KEK, error) { return awskms.New(client, arn) })
+	ring, err := envelope.KeyringOf(h.cfg.KMSKeys, func(arn string) (envelope.KEK, error) { return awskms.New(h.kms, arn) })
 	if err != nil {
 		return nil, fmt.Errorf("awshost: KMSKeys: %w", err)
 	}
@@ -155,6 +169,13 @@ func (h *Host) Engine(agents sortie.AgentCatalog, opts sortie.EngineOptions) (*s
 		return nil, err
 	}
 	return h.newEngine(l, agents, opts), nil
+}
+
+// SharedPageTokens reports whether the control plane's page tokens are
+// signed with a configured key, and so are taken by every process of the
+// deployment; without one a host must not serve lists to clients.
+func (h *Host) SharedPageTokens() bool {
+	return h.cfg.PageTokenKey != nil || h.cfg.SealedPageTokenKey != nil
 }
 
 // Close closes the control plane.

@@ -75,7 +75,7 @@ func FromEnv(env *fnlambda.Env) Config {
 // stays open for the life of the process. A configuration error is a
 // [*sortie.ValidationError] naming the environment variable.
 func Function(ctx context.Context, env *fnlambda.Env, reg *functions.Registry, agents sortie.AgentCatalog, log *slog.Logger) (Handler, error) {
-	h, err := OpenWith(LambdaConfig(os.Getenv), FromEnv(env))
+	h, err := OpenWith(ctx, LambdaConfig(os.Getenv), FromEnv(env))
 	if err != nil {
 		return nil, envError(err)
 	}
