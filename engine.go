@@ -71,6 +71,10 @@ type EngineOptions struct {
 	// [ConfigSealer], submissions may carry configuration. Optional;
 	// without it inline configuration is off.
 	Sealer Sealer
+	// ConfigRefs is the host's allowlist of configuration references,
+	// which submissions' [SubmitRequest.ConfigRefs] are checked against.
+	// Optional; without it a submission naming any reference is refused.
+	ConfigRefs ConfigRefChecker
 	// Logger receives the engine's logs. Optional; defaults to slog.Default().
 	Logger *slog.Logger
 	// Now is the clock. Optional; defaults to time.Now.
@@ -259,7 +263,7 @@ func (e *Engine) finishLaunch(ctx context.Context, inv *Invocation, typ string, 
 func (e *Engine) invocation(run *Run, attempt int, launchID string) *Invocation {
 	inv := &Invocation{
 		Version: InvocationVersion, RunID: run.ID, Attempt: attempt, LaunchID: launchID,
-		Agent: run.Agent, Variables: run.Variables, SealedConfig: run.SealedConfig,
+		Agent: run.Agent, Variables: run.Variables, ConfigRefs: run.ConfigRefs, SealedConfig: run.SealedConfig,
 		DeadlineMs:  e.nowMs() + run.Policy.AttemptTimeoutMs,
 		HeartbeatMs: run.Policy.HeartbeatMs, LeaseMs: run.Policy.LeaseMs,
 		Report: e.opts.Report, TraceParent: run.TraceParent, TraceState: run.TraceState,

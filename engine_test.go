@@ -128,6 +128,7 @@ func TestSubmitRefusesBadInputAndStoresNothing(t *testing.T) {
 		"agent":               {Agent: "nobody"},
 		"variables":           {Agent: "probe", Variables: json.RawMessage(`[]`)},
 		"policy.heartbeat_ms": {Agent: "probe", Policy: sortie.Policy{HeartbeatMs: 1000, LeaseMs: 2999}},
+		"config_refs":         {Agent: "probe", ConfigRefs: []string{"db"}}, // this engine has no allowlist
 	} {
 		var ve *sortie.ValidationError
 		if _, err := r.client.Submit(context.Background(), req); !errors.As(err, &ve) || ve.Field != field {

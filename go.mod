@@ -7,6 +7,7 @@ require (
 	cloud.google.com/go/kms v1.37.0
 	cloud.google.com/go/longrunning v1.5.0
 	cloud.google.com/go/run v1.25.0
+	cloud.google.com/go/secretmanager v1.24.0
 	github.com/a2aproject/a2a-go/v2 v2.3.1
 	github.com/aws/aws-lambda-go v1.55.0
 	github.com/aws/aws-sdk-go-v2 v1.48.0
@@ -15,6 +16,7 @@ require (
 	github.com/aws/aws-sdk-go-v2/service/dynamodb v1.74.0
 	github.com/aws/aws-sdk-go-v2/service/kms v1.62.6
 	github.com/aws/aws-sdk-go-v2/service/lambda v1.114.4
+	github.com/aws/aws-sdk-go-v2/service/secretsmanager v1.51.0
 	github.com/aws/aws-sdk-go-v2/service/sts v1.52.0
 	github.com/aws/smithy-go v1.28.9
 	github.com/chromedp/cdproto v0.159.0

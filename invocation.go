@@ -23,7 +23,8 @@ type Invocation struct {
 	// Variables is the run's input, a JSON object.
 	Variables json.RawMessage `json:"variables,omitempty"`
 	// ConfigRefs are opaque configuration IDs the worker host resolves
-	// through its allowlist.
+	// through its allowlist when the attempt executes
+	// ([SubmitRequest.ConfigRefs]).
 	ConfigRefs []string `json:"config_refs,omitempty"`
 	// SealedConfig is an envelope-encrypted inline configuration, bound to
 	// the run ID and attempt; opaque to everything but the worker's opener.
@@ -110,13 +111,8 @@ func (inv *Invocation) Validate() error {
 }
 
 func (inv *Invocation) validateRefs() error {
-	if len(inv.ConfigRefs) > 16 {
-		return invalidf("config_refs", "%d references, limit 16", len(inv.ConfigRefs))
-	}
-	for _, ref := range inv.ConfigRefs {
-		if err := checkName("config_refs", ref); err != nil {
-			return err
-		}
+	if err := checkConfigRefs(inv.ConfigRefs); err != nil {
+		return err
 	}
 	if err := checkJSON("sealed_config", inv.SealedConfig, 64<<10); err != nil {
 		return err

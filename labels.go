@@ -2,6 +2,7 @@ package sortie
 
 import (
 	"encoding/json"
+	"errors"
 	"maps"
 	"slices"
 	"unicode/utf8"
@@ -9,14 +10,14 @@ import (
 
 // MetadataLabels turns a caller's metadata (the metadata of a remote
 // call or an A2A message) into run labels: each key a label, a string
-// value as it is and any other value as its JSON. Keys in skip are left
-// out. It returns nil for no metadata, and a [*ValidationError] for field
+// value as it is and any other value as its JSON. [MetaConfigRefs] and
+// the keys in skip are left out. It returns nil for no metadata, and a [*ValidationError] for field
 // (or field.KEY) beyond a run's label limits: [MaxLabels] keys of 1-63
 // bytes, values of at most 255 bytes.
 func MetadataLabels(field string, md map[string]any, skip ...string) (map[string]string, error) {
 	out := map[string]string{}
 	for k, v := range md {
-		if slices.Contains(skip, k) {
+		if k == MetaConfigRefs || slices.Contains(skip, k) {
 			continue
 		}
 		if k == "" || len(k) > 63 || !utf8.ValidString(k) {
@@ -57,4 +58,37 @@ func SameMetadata(field string, run *Run, md map[string]any, skip ...string) err
 		return invalidf(field, "task %s keeps the metadata it started with; a follow-up message cannot change it", run.ID)
 	}
 	return nil
+}
+
+// ConfigRefsFromMetadata returns the configuration references that
+// metadata names under [MetaConfigRefs] (nil when absent): a list of
+// strings, checked as [SubmitRequest.ConfigRefs]. It returns a
+// [*ValidationError] for field + "." + MetaConfigRefs.
+func ConfigRefsFromMetadata(field string, md map[string]any) ([]string, error) {
+	v, ok := md[MetaConfigRefs]
+	if !ok {
+		return nil, nil
+	}
+	field += "." + MetaConfigRefs
+	var refs []string
+	switch l := v.(type) {
+	case []string:
+		refs = l
+	case []any:
+		for _, x := range l {
+			s, ok := x.(string)
+			if !ok {
+				return nil, invalidf(field, "must be a list of configuration reference IDs (strings)")
+			}
+			refs = append(refs, s)
+		}
+	default:
+		return nil, invalidf(field, "must be a list of configuration reference IDs (strings)")
+	}
+	if err := checkConfigRefs(refs); err != nil {
+		var ve *ValidationError
+		errors.As(err, &ve)
+		return nil, invalidf(field, "%s", ve.Reason)
+	}
+	return refs, nil
 }

@@ -141,6 +141,10 @@ type Run struct {
 	Labels    map[string]string `json:"labels,omitempty"`
 	Variables json.RawMessage   `json:"variables,omitempty"`
 	Policy    Policy            `json:"policy"`
+	// ConfigRefs are the run's configuration references
+	// ([SubmitRequest.ConfigRefs]): IDs only; each attempt's worker
+	// resolves them.
+	ConfigRefs []string `json:"config_refs,omitempty"`
 	// SealedConfig is the run's inline configuration sealed at rest by the
 	// engine's [ConfigSealer] (never plaintext); each launch re-seals it
 	// for its attempt. Empty when the run has none.

@@ -29,6 +29,14 @@ type SubmitRequest struct {
 	IdempotencyKey string `json:"idempotency_key,omitempty"`
 	// Policy overrides the agent's policy field by field. Optional.
 	Policy Policy `json:"policy,omitzero"`
+	// ConfigRefs name configuration the worker's host resolves when each
+	// attempt executes: opaque IDs of the host's allowlist
+	// ([ConfigRefChecker]), each giving the handler one variable (as
+	// inline configuration does) from the worker's environment, a
+	// host-pinned file or a secret store. Only the IDs are stored and
+	// sent, never a value. At most [MaxConfigRefs]; an ID the host does
+	// not allow for the agent is refused at submit. Optional.
+	ConfigRefs []string `json:"config_refs,omitempty"`
 	// Config is the run's inline configuration, which may hold secrets: a
 	// JSON object of string values; see [ParseConfig] for its limits. The
 	// engine seals it before anything is stored (see [ConfigSealer]) and
@@ -62,6 +70,9 @@ func (r *SubmitRequest) Validate() error {
 		}
 	}
 	if err := r.Policy.Validate(); err != nil {
+		return err
+	}
+	if err := checkConfigRefs(r.ConfigRefs); err != nil {
 		return err
 	}
 	if hasConfig(r.Config) {
@@ -145,6 +156,9 @@ func (e *Engine) newRun(ctx context.Context, req *SubmitRequest) (*Run, error) {
 	} else if err != nil {
 		return nil, fmt.Errorf("resolve agent %q: %w", req.Agent, err)
 	}
+	if err := e.checkRefsAllowed(m.Name, req.ConfigRefs); err != nil {
+		return nil, err
+	}
 	vars := req.Variables
 	if len(bytes.TrimSpace(vars)) == 0 {
 		vars = json.RawMessage("{}")
@@ -155,6 +169,7 @@ func (e *Engine) newRun(ctx context.Context, req *SubmitRequest) (*Run, error) {
 		ContextID:      req.ContextID,
 		Labels:         req.Labels,
 		Variables:      vars,
+		ConfigRefs:     req.ConfigRefs,
 		Policy:         req.Policy.Merge(m.Policy).Merge(e.opts.DefaultPolicy).WithDefaults(),
 		IdempotencyKey: req.IdempotencyKey,
 		RequestHash:    req.Hash(),

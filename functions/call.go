@@ -96,10 +96,12 @@ func (c *Call) Resume() *sortie.Resume {
 	}
 }
 
-// Config returns a copy of the attempt's opened inline configuration:
-// the variables it sets, all named in the worker's environment allowlist
-// ([InlineConfig.Allow]). It is nil when the run has none. The values may
-// be secrets: never log, emit or return them.
+// Config returns a copy of the attempt's configuration: the variables its
+// opened inline configuration sets, all named in the worker's environment
+// allowlist ([InlineConfig.Allow]), and those its configuration
+// references set, resolved by the host's allowlist ([Worker.ConfigRefs])
+// for this attempt. It is nil when the run has neither. The values may be
+// secrets: never log, emit or return them.
 func (c *Call) Config() map[string]string { return maps.Clone(c.cfg) }
 
 // Logger returns the attempt's logger (the worker's, with run and attempt

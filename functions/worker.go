@@ -35,6 +35,14 @@ type Worker struct {
 	// default) turns it off: an attempt whose invocation carries sealed
 	// configuration is rejected.
 	InlineConfig *InlineConfig
+	// ConfigRefs is the host's allowlist of configuration references,
+	// through which each attempt resolves its invocation's
+	// [sortie.Invocation.ConfigRefs] when it executes (never before,
+	// never cached across attempts): each reference sets one variable
+	// that handlers see with the inline configuration ([Call.Config], an
+	// exec command's environment). Optional; without it an attempt naming
+	// references is rejected.
+	ConfigRefs *ConfigRefs
 	// Destinations is the destination policy of [Call.HTTPClient], the
 	// client handlers use for outbound calls made on a run's behalf. The
 	// first Execute with a policy builds its client, which every worker
@@ -161,13 +169,25 @@ func defaultOwner() string {
 	return fmt.Sprintf("%s/%d", host, os.Getpid())
 }
 
-// run opens the attempt's inline configuration and runs its runtime. It
-// returns the outcome and the key-management requests made.
+// run opens the attempt's inline configuration, resolves its
+// configuration references and runs its runtime. It returns the outcome
+// and the key-management requests made.
 func (w *Worker) run(ctx context.Context, a *attempt) (sortie.Outcome, int) {
 	cfg, kmsRequests, refused := w.openConfig(ctx, a.inv)
 	if refused != nil {
 		return *refused, kmsRequests
 	}
+	refs, refused := w.resolveRefs(ctx, a.inv)
+	if refused == nil {
+		cfg, refused = mergeRefs(cfg, refs)
+	}
+	if refused != nil {
+		clear(cfg)
+		return *refused, kmsRequests
+	}
+	// cfg holds every secret value of the attempt, inline and referenced:
+	// whatever keeps them out of the attempt's events and results (the
+	// masking of echoed values) reads them here.
 	// cfg is never written again: an abandoned handler may still read it.
 	a.cfg = cfg
 	r, ok := w.resolve(a.inv.Agent.Runtime)
@@ -196,7 +216,7 @@ func (w *Worker) resolve(ref string) (runner, bool) {
 // attempt is one claimed attempt being executed.
 type attempt struct {
 	inv             *sortie.Invocation
-	cfg             map[string]string // the opened inline configuration
+	cfg             map[string]string // the inline configuration and the references' values
 	log             *slog.Logger
 	client          *http.Client // of the destination policy
 	out             *sender

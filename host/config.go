@@ -76,6 +76,22 @@ type Config struct {
 	// whose workers have their own allowlist), the local workers open it.
 	// Optional; off when empty.
 	ConfigEnv []string
+	// ConfigRefs is the host's allowlist of configuration references, a
+	// JSON file ([functions.LoadConfigRefs]): submissions' config_refs
+	// are checked against it, and local workers resolve them through it
+	// when each attempt executes. Worker subprocesses get its absolute
+	// path and the host's values of the variables its "env" references
+	// read, nothing else of the host's environment, so they resolve
+	// "env" and "file" references; "aws_secret" and "gcp_secret" ones
+	// need workers with credentials (InProcess, Lambda, Cloud Run).
+	// Optional; without it every reference is refused.
+	ConfigRefs string
+	// ConfigRefSecrets are the secret stores of the allowlist's
+	// "aws_secret" and "gcp_secret" references, by source
+	// (functions.SourceAWSSecret ...), for in-process workers. Optional;
+	// defaults to Secrets Manager and Secret Manager clients with the
+	// process's default credentials, made when first used.
+	ConfigRefSecrets map[string]functions.SecretSource
 	// Destinations is the destination policy of outbound calls: webhooks
 	// and the HTTP client handlers get (local workers). Optional; nil is
 	// the zero policy, which allows no destination: list the hosts, or
@@ -176,7 +192,8 @@ func cmpOr(d, def time.Duration) time.Duration {
 	return d
 }
 
-// Validate checks c without opening anything but the Runtimes file. It
+// Validate checks c without opening anything but the Runtimes and
+// ConfigRefs files. It
 // returns a [*sortie.ValidationError] naming the field.
 func (c *Config) Validate() error {
 	switch {
@@ -205,6 +222,9 @@ func (c *Config) Validate() error {
 		return sortie.Invalidf("Destinations", "%v", err)
 	}
 	if err := c.checkRuntimes(); err != nil {
+		return err
+	}
+	if _, err := c.loadConfigRefs(); err != nil {
 		return err
 	}
 	return c.API.validate(c)

@@ -100,7 +100,13 @@ func (h *Host) openEngine(ctx context.Context) error {
 	if h.issuer != nil {
 		opts.ReportIssuer = h.issuer
 	}
-	var err error
+	refs, err := h.cfg.loadConfigRefs()
+	if err != nil {
+		return err
+	}
+	if refs != nil {
+		opts.ConfigRefs = refs
+	}
 	if h.cfg.AWS.Table != "" {
 		err = h.openAWS(ctx, &opts)
 	} else {

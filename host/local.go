@@ -91,6 +91,11 @@ func (h *Host) workerEnv() ([]string, error) {
 		env = append(env, EnvConfigEnv+"="+strings.Join(h.cfg.ConfigEnv, ","))
 	}
 	env = append(env, h.cfg.Destinations.Env()...)
+	refsEnv, err := h.cfg.configRefsEnv()
+	if err != nil {
+		return nil, err
+	}
+	env = append(env, refsEnv...)
 	env = append(env, otelEnv()...)
 	if h.cfg.Runtimes != "" {
 		abs, err := filepath.Abs(h.cfg.Runtimes)
@@ -105,8 +110,9 @@ func (h *Host) workerEnv() ([]string, error) {
 // NewWorker returns the worker of cfg's local launcher, the one an
 // in-process attempt runs on and a worker subprocess (the sortie CLI's
 // worker) builds from the same Config: Registry's handlers, Runtimes'
-// exec commands, the Destinations policy and, with ConfigEnv, inline
-// configuration opened with StateDir's local key, which the host created.
+// exec commands, the Destinations policy, the ConfigRefs allowlist and,
+// with ConfigEnv, inline configuration opened with StateDir's local key,
+// which the host created.
 func NewWorker(cfg Config) (*functions.Worker, error) {
 	cfg = cfg.withDefaults()
 	w := &functions.Worker{Registry: cfg.Registry, Logger: cfg.Logger, Destinations: cfg.Destinations}
@@ -117,6 +123,11 @@ func NewWorker(cfg Config) (*functions.Worker, error) {
 		}
 		w.Exec = rt
 	}
+	refs, err := workerConfigRefs(cfg)
+	if err != nil {
+		return nil, err
+	}
+	w.ConfigRefs = refs
 	opener, err := localOpener(cfg)
 	if err != nil {
 		return nil, err

@@ -31,11 +31,13 @@ type globals struct {
 	inProcess bool
 	reconcile time.Duration
 	configEnv []string
-	hostURL   string
-	tokenFile string
-	dest      destinationFlags
-	aws       awsFlags
-	gcp       gcpFlags
+	// configRefs is the configuration references allowlist file.
+	configRefs string
+	hostURL    string
+	tokenFile  string
+	dest       destinationFlags
+	aws        awsFlags
+	gcp        gcpFlags
 	// command is the command being run, set before validate.
 	command *cobra.Command
 	// api makes the host a server; set by serve.
@@ -50,6 +52,7 @@ func (g *globals) register(root *cobra.Command) {
 	f.StringVar(&g.logLevel, "log-level", envOr(host.EnvLogLevel, "warn"), "log level on stderr: debug, info, warn, error")
 	f.BoolVar(&g.inProcess, "in-process", false, "run attempts inside this process instead of a sortie worker subprocess")
 	f.DurationVar(&g.reconcile, "reconcile-interval", time.Second, "how often a long-lived command reconciles expired leases")
+	f.StringVar(&g.configRefs, "config-refs", os.Getenv(host.EnvConfigRefs), "host allowlist of configuration references, a JSON file mapping each ID runs may name (--config-ref) to where workers read its value (env SORTIE_CONFIG_REFS)")
 	f.StringSliceVar(&g.configEnv, "config-env", envList(host.EnvConfigEnv), "turn inline configuration on: the variables it may set, comma-separated (env SORTIE_CONFIG_ENV); off when empty")
 	f.StringVar(&g.hostURL, "host", os.Getenv("SORTIE_HOST"), "talk to the sortie serve at this URL instead of the embedded engine (env SORTIE_HOST); its API token comes from SORTIE_TOKEN or --token-file")
 	f.StringVar(&g.tokenFile, "token-file", "", "file holding the API token for --host")
@@ -126,7 +129,7 @@ func (g *globals) config(extra ...sortie.Manifest) (host.Config, error) {
 	if err != nil {
 		return host.Config{}, err
 	}
-	cfg := host.Config{StateDir: g.stateDir, AWS: g.aws.config(), GCP: g.gcp.config(), Runtimes: g.runtimes, InProcess: g.inProcess,
+	cfg := host.Config{StateDir: g.stateDir, AWS: g.aws.config(), GCP: g.gcp.config(), Runtimes: g.runtimes, ConfigRefs: g.configRefs, InProcess: g.inProcess,
 		WorkerLogLevel: g.workerLogLevel(), ConfigEnv: g.configEnv, Destinations: policy, ReconcileInterval: g.reconcile,
 		API: g.api, Logger: g.logger(os.Stderr)}
 	if len(extra) > 0 {
@@ -216,6 +219,7 @@ var flagNames = []string{
 	"GCP.Service", "--cloudrun-service",
 	"GCP.KMSKeys", "--gcp-kms-keys",
 	"Runtimes", "--runtimes",
+	"ConfigRefs", "--config-refs",
 	"InProcess", "--in-process",
 	"WorkerLogLevel", "--log-level",
 	"ConfigEnv", "--config-env",

@@ -53,7 +53,7 @@ type result struct {
 func (c *cli) cmd(args ...string) *exec.Cmd {
 	cmd := exec.Command(sortieBin, append([]string{"--state-dir", c.state}, args...)...)
 	cmd.Dir = "../.." // the repository root, as in the README
-	cmd.Env = append(os.Environ(), "SORTIE_STATE_DIR=", "SORTIE_RUNTIMES=")
+	cmd.Env = append(os.Environ(), "SORTIE_STATE_DIR=", "SORTIE_RUNTIMES=", "SORTIE_CONFIG_REFS=")
 	return cmd
 }
 

@@ -20,6 +20,7 @@ type submitFlags struct {
 	varsJSON    string
 	varsFile    string
 	configFile  string
+	configRefs  []string
 	contextID   string
 	labels      []string
 	key         string
@@ -33,6 +34,7 @@ func (s *submitFlags) register(c *cobra.Command) {
 	f.StringVar(&s.varsJSON, "vars", "", "all variables as one JSON object")
 	f.StringVar(&s.varsFile, "vars-file", "", "read the variables object from this JSON file (- for stdin)")
 	f.StringVar(&s.configFile, "config-file", "", "inline configuration (secrets) from this JSON file of string values; sealed before it is stored; needs --config-env")
+	f.StringArrayVar(&s.configRefs, "config-ref", nil, "a configuration reference NAME of the host's allowlist (--config-refs): the worker resolves its value when each attempt runs; repeatable")
 	f.StringVar(&s.contextID, "context", "", "context ID grouping related runs")
 	f.StringArrayVar(&s.labels, "label", nil, "a label KEY=VALUE; repeatable")
 	f.StringVar(&s.key, "idempotency-key", "", "submitting again with the same key returns the same run")
@@ -86,7 +88,7 @@ func (s *submitFlags) request(agent string) (*sortie.SubmitRequest, error) {
 		policy.MaxAttempts = s.maxAttempts
 	}
 	req := &sortie.SubmitRequest{Agent: agent, Variables: b, ContextID: s.contextID, Labels: labels,
-		IdempotencyKey: s.key, Policy: policy}
+		IdempotencyKey: s.key, Policy: policy, ConfigRefs: s.configRefs}
 	if s.configFile != "" {
 		cfg, err := readLimited(s.configFile, sortie.MaxConfigBytes)
 		if err != nil {
