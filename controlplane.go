@@ -87,6 +87,18 @@ type ControlPlane interface {
 	// (ErrTerminal when terminal).
 	Resume(ctx context.Context, id RunID, input json.RawMessage) (*Run, error)
 
+	// Defer moves the reconciler's next look at the run (LeaseExpiresMs)
+	// to d.UntilMs without a heartbeat: the reconciler asked the launcher
+	// and the attempt's compute is still starting (an unclaimed attempt:
+	// never past its start deadline, Attempt.StartByMs) or alive (a
+	// claimed attempt given a lease of grace by a reconciler that was not
+	// running). It MUST return ErrConflict when the attempt is not the
+	// run's current one, the launch ID differs, the attempt ended, or
+	// (with d.IfVersion set) the version moved; ErrCancelRequested when
+	// cancel was requested (the cancel deadline holds); ErrTerminal for a
+	// terminal run.
+	Defer(ctx context.Context, d Deferral) (*Run, error)
+
 	// Expired returns up to limit non-terminal runs whose LeaseExpiresMs is
 	// set and at or before nowMs, oldest lease first.
 	Expired(ctx context.Context, nowMs int64, limit int) ([]*Run, error)
@@ -125,13 +137,33 @@ type Reservation struct {
 	LaunchID string
 }
 
-// Launch asks RecordLaunch to record attempt Attempt with LaunchID. Its
-// start timeout comes from the run's policy.
+// Launch asks RecordLaunch to record attempt Attempt with LaunchID.
 type Launch struct {
 	RunID    RunID
 	Attempt  int
 	LaunchID string
-	NowMs    int64
+	// StartTimeoutMs is how long a worker has to claim the attempt, in ms
+	// (Attempt.StartByMs is NowMs plus it). Optional; defaults to the
+	// run's Policy.StartTimeoutMs. The engine adds a [Queuer]'s queue age.
+	StartTimeoutMs int64
+	// CheckMs is when the reconciler first looks at the unclaimed attempt,
+	// Unix ms, before its start deadline (the engine asks a [Describer]
+	// about it then). Optional; defaults to the start deadline.
+	CheckMs int64
+	NowMs   int64
+}
+
+// Deferral asks Defer to move the next look at attempt Attempt of a run
+// (launch LaunchID) to UntilMs, Unix ms.
+type Deferral struct {
+	RunID    RunID
+	Attempt  int
+	LaunchID string
+	UntilMs  int64
+	// IfVersion, when non-zero, makes the deferral conditional on the
+	// run's Version.
+	IfVersion int64
+	NowMs     int64
 }
 
 // Claim identifies a worker's claim of one attempt.

@@ -86,6 +86,10 @@ type EngineOptions struct {
 	// cancels and exit reports in flight before it cancels their contexts.
 	// Optional; defaults to 10 s.
 	CloseGrace time.Duration
+	// DescribeInterval is how often the reconciler asks a [Describer]
+	// launcher about an attempt that was launched but not claimed (each
+	// look is one conditional write, Defer). Optional; defaults to 5 s.
+	DescribeInterval time.Duration
 }
 
 // Engine combines a [ControlPlane] and a [Launcher]: it reserves runs,
@@ -117,6 +121,7 @@ func NewEngine(cp ControlPlane, l Launcher, agents AgentCatalog, opts *EngineOpt
 	}
 	e.opts.LaunchTimeout = cmpOr(e.opts.LaunchTimeout, defaultLaunchTimeout)
 	e.opts.CloseGrace = cmpOr(e.opts.CloseGrace, defaultCloseGrace)
+	e.opts.DescribeInterval = cmpOr(e.opts.DescribeInterval, defaultDescribeInterval)
 	e.log = e.opts.Logger
 	if e.log == nil {
 		e.log = slog.Default()
@@ -203,7 +208,7 @@ func (e *Engine) launch(ctx context.Context, run *Run) (*Run, error) {
 	} else if err != nil {
 		return e.failLaunch(ctx, inv, err)
 	}
-	rec, err := e.cp.RecordLaunch(ctx, Launch{RunID: run.ID, Attempt: inv.Attempt, LaunchID: inv.LaunchID, NowMs: e.nowMs()})
+	rec, err := e.cp.RecordLaunch(ctx, e.launchOf(run, inv))
 	if errors.Is(err, ErrConflict) || errors.Is(err, ErrTerminal) || errors.Is(err, ErrCancelRequested) {
 		return e.cp.Get(ctx, run.ID)
 	} else if err != nil {
@@ -224,6 +229,21 @@ func (e *Engine) started(ctx context.Context, rec *Run, inv *Invocation) (*Run, 
 	}
 	e.start(inv)
 	return rec, nil
+}
+
+// launchOf is what RecordLaunch records for inv: the start timeout grows
+// by a [Queuer]'s queue age, and a [Describer] gets its first look at the
+// unclaimed attempt after DescribeInterval.
+func (e *Engine) launchOf(run *Run, inv *Invocation) Launch {
+	now := e.nowMs()
+	l := Launch{RunID: run.ID, Attempt: inv.Attempt, LaunchID: inv.LaunchID, NowMs: now}
+	if q, ok := e.launcher.(Queuer); ok {
+		l.StartTimeoutMs = run.Policy.StartTimeoutMs + q.MaxQueueMs()
+	}
+	if _, ok := e.launcher.(Describer); ok {
+		l.CheckMs = now + e.opts.DescribeInterval.Milliseconds()
+	}
+	return l
 }
 
 // seal seals the invocation's configuration for its attempt.

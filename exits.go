@@ -46,28 +46,27 @@ func (e *Engine) computeEnded(ctx context.Context, ref Ref, st Status) error {
 
 // endFromStatus ends the live attempt cur of run because its compute
 // ended (st): with error type [ErrorTypeExited] (retryable) and st on
-// [Attempt.Exit]. Compute that the provider cancelled while Sortie did not
-// ask cancels the run first, with the provider's reason: it was cancelled
-// outside Sortie (a console, the provider's CLI). The write is conditional
-// on run's version.
+// [Attempt.Exit], conditional on run's version. Compute that the provider
+// cancelled while Sortie did not ask then cancels the run, with the
+// provider's words: it was cancelled outside Sortie (a console, the
+// provider's CLI), and is not retried.
 func (e *Engine) endFromStatus(ctx context.Context, run *Run, cur *Attempt, st Status) (*Run, error) {
-	if st.Phase == PhaseCancelled && !run.CancelRequested {
-		reason := "cancelled outside Sortie: " + statusWords(st)
-		e.log.Info("attempt cancelled outside Sortie", "run", run.ID, "attempt", cur.Number, "reason", st.Reason)
-		next, err := e.cp.RequestCancel(ctx, run.ID, clip(reason, MaxEventTextBytes))
-		if err != nil {
-			return nil, err
-		}
-		if next.State.Terminal() {
-			return next, nil
-		}
-		run = next
-	}
 	msg := &ErrorMessage{Type: ErrorTypeExited, Retryable: true,
 		Message: clip("the attempt's compute ended before its worker reported an outcome: "+statusWords(st), MaxEventTextBytes)}
 	e.log.Info("attempt's compute ended", "run", run.ID, "attempt", cur.Number, "phase", st.Phase, "reason", st.Reason)
-	return e.cp.Finish(ctx, Finish{RunID: run.ID, Attempt: cur.Number, LaunchID: cur.LaunchID,
+	out, err := e.cp.Finish(ctx, Finish{RunID: run.ID, Attempt: cur.Number, LaunchID: cur.LaunchID,
 		Outcome: Outcome{Error: msg}, Exit: &st, IfVersion: run.Version, NowMs: e.nowMs()})
+	if err != nil || st.Phase != PhaseCancelled || out.CancelRequested || out.State.Terminal() {
+		return out, err
+	}
+	e.log.Info("attempt cancelled outside Sortie", "run", run.ID, "attempt", cur.Number, "reason", st.Reason)
+	return e.cp.RequestCancel(ctx, run.ID, cancelledOutsideReason(st))
+}
+
+// cancelledOutsideReason is a run's reason when the provider cancelled
+// its compute behind Sortie's back.
+func cancelledOutsideReason(st Status) string {
+	return clip("cancelled outside Sortie: "+statusWords(st), MaxEventTextBytes)
 }
 
 // statusWords says what a provider status tells: its phase, exit code,

@@ -216,11 +216,15 @@ type Attempt struct {
 	Number   int    `json:"number"`
 	LaunchID string `json:"launch_id"`
 	// Ref is the launcher's handle, set once Start returned.
-	Ref        *Ref   `json:"ref,omitempty"`
-	LaunchedMs int64  `json:"launched_ms"`
-	ClaimedMs  int64  `json:"claimed_ms,omitempty"`
-	Owner      string `json:"owner,omitempty"`
-	EndedMs    int64  `json:"ended_ms,omitempty"`
+	Ref        *Ref  `json:"ref,omitempty"`
+	LaunchedMs int64 `json:"launched_ms"`
+	// StartByMs is when a worker must have claimed the attempt: its launch
+	// plus its start timeout (0 on attempts stored before the field:
+	// LaunchedMs plus the policy's start timeout).
+	StartByMs int64  `json:"start_by_ms,omitempty"`
+	ClaimedMs int64  `json:"claimed_ms,omitempty"`
+	Owner     string `json:"owner,omitempty"`
+	EndedMs   int64  `json:"ended_ms,omitempty"`
 	// Outcome is the state the attempt ended in: completed, failed,
 	// cancelled, rejected, input-required or auth-required. Empty while live.
 	Outcome State         `json:"outcome,omitempty"`
@@ -230,6 +234,16 @@ type Attempt struct {
 	// ended before the worker reported an outcome: phase, exit code,
 	// signal, the provider's reason. Nil otherwise.
 	Exit *Status `json:"exit,omitempty"`
+}
+
+// StartDeadlineMs is when a worker must have claimed the attempt, Unix
+// ms: StartByMs, or for an attempt stored without it its launch plus the
+// policy's start timeout p.
+func (a *Attempt) StartDeadlineMs(p Policy) int64 {
+	if a.StartByMs != 0 {
+		return a.StartByMs
+	}
+	return a.LaunchedMs + p.StartTimeoutMs
 }
 
 // Claimed reports whether a worker claimed the attempt.

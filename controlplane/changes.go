@@ -17,7 +17,8 @@ import (
 type ChangeFunc func(ctx context.Context, op string, id sortie.RunID, fn func(r *sortie.Run) (bool, error)) (*sortie.Run, error)
 
 // Changes implements the state-changing methods of [sortie.ControlPlane]
-// (RecordLaunch, SetRef, Claim, Heartbeat, Finish, RequestCancel, Resume)
+// (RecordLaunch, SetRef, Claim, Heartbeat, Defer, Finish, RequestCancel,
+// Resume)
 // once for every driver, on the driver's [ChangeFunc]: each method checks
 // its input and applies its transition. A driver embeds one, made by
 // [NewChanges], so these methods are its own. The zero value is not
@@ -74,6 +75,16 @@ func (c Changes) Heartbeat(ctx context.Context, cl sortie.Claim) (*sortie.Run, e
 	}
 	return c.change(ctx, "heartbeat", cl.RunID, func(r *sortie.Run) (bool, error) {
 		return changes(Heartbeat(r, cl))
+	})
+}
+
+// Defer implements [sortie.ControlPlane.Defer].
+func (c Changes) Defer(ctx context.Context, d sortie.Deferral) (*sortie.Run, error) {
+	if err := CheckAttempt(d.RunID, d.Attempt, d.LaunchID); err != nil {
+		return nil, err
+	}
+	return c.change(ctx, "defer", d.RunID, func(r *sortie.Run) (bool, error) {
+		return changes(Defer(r, d))
 	})
 }
 

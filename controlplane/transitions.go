@@ -63,10 +63,47 @@ func RecordLaunch(r *sortie.Run, l sortie.Launch) error {
 	if l.Attempt > r.Policy.MaxAttempts {
 		return fmt.Errorf("record launch run %s attempt %d: limit is %d attempts: %w", r.ID, l.Attempt, r.Policy.MaxAttempts, sortie.ErrConflict)
 	}
+	timeout := r.Policy.StartTimeoutMs
+	if l.StartTimeoutMs > 0 {
+		timeout = l.StartTimeoutMs
+	}
+	startBy := l.NowMs + timeout
 	r.Attempt = l.Attempt
-	r.Attempts = append(r.Attempts, sortie.Attempt{Number: l.Attempt, LaunchID: l.LaunchID, LaunchedMs: l.NowMs})
-	r.LeaseExpiresMs = l.NowMs + r.Policy.StartTimeoutMs
+	r.Attempts = append(r.Attempts, sortie.Attempt{Number: l.Attempt, LaunchID: l.LaunchID, LaunchedMs: l.NowMs, StartByMs: startBy})
+	r.LeaseExpiresMs = startBy
+	if l.CheckMs > 0 {
+		r.LeaseExpiresMs = min(startBy, l.CheckMs)
+	}
+	r.Error = nil // the previous attempt's error stays on that attempt
 	touch(r, l.NowMs)
+	return nil
+}
+
+// Defer applies [sortie.ControlPlane.Defer] to r. An unclaimed attempt's
+// next look never moves past its start deadline.
+func Defer(r *sortie.Run, d sortie.Deferral) error {
+	if err := notTerminal(r, "defer"); err != nil {
+		return err
+	}
+	if d.IfVersion != 0 && d.IfVersion != r.Version {
+		return fmt.Errorf("defer run %s attempt %d: version %d, want %d: %w", r.ID, d.Attempt, r.Version, d.IfVersion, sortie.ErrConflict)
+	}
+	if r.CancelRequested {
+		return fmt.Errorf("defer run %s attempt %d: %w", r.ID, d.Attempt, sortie.ErrCancelRequested)
+	}
+	a, err := attemptOf(r, "defer", d.Attempt, d.LaunchID)
+	if err != nil {
+		return err
+	}
+	if a.Ended() {
+		return fmt.Errorf("defer run %s attempt %d: the attempt ended: %w", r.ID, d.Attempt, sortie.ErrConflict)
+	}
+	until := d.UntilMs
+	if !a.Claimed() {
+		until = min(until, a.StartDeadlineMs(r.Policy))
+	}
+	r.LeaseExpiresMs = until
+	touch(r, d.NowMs)
 	return nil
 }
 

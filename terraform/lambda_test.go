@@ -142,3 +142,35 @@ func TestAWSExampleRules(t *testing.T) {
 		t.Errorf("the example's module name and the SQS rule's queue (NAME-trigger) disagree")
 	}
 }
+
+// TestAWSConcurrencyAndQueue checks the windows between Lambda and the
+// engine: every function has reserved concurrency from a variable with a
+// default (a burst of workers cannot throttle the reconciler and trigger
+// functions, the recovery path), and the functions that launch attempts
+// know the worker's maximum event age, which the engine adds to a run's
+// start timeout.
+func TestAWSConcurrencyAndQueue(t *testing.T) {
+	m := parseModule(t, "aws")
+	for _, name := range []string{"worker", "reconciler", "trigger"} {
+		fn := m.block(t, "resource", "aws_lambda_function", name)
+		v := name + "_reserved_concurrency"
+		if got := m.str(fn, "reserved_concurrent_executions"); got != "var."+v {
+			t.Errorf("aws_lambda_function.%s.reserved_concurrent_executions = %q, want var.%s", name, got, v)
+		}
+		if def := m.str(m.variable(t, v), "default"); def == "" || def == "null" || def == "-1" {
+			t.Errorf("variable %s default = %q, want a reservation", v, def)
+		}
+		if name == "worker" {
+			continue
+		}
+		env := map[string]string{}
+		m.envMap(t, child(t, fn, "environment").Attributes["variables"].Expr, env)
+		if got := env[lambdafn.EnvWorkerMaxEventAge]; got != "tostring(var.worker_max_event_age_s)" {
+			t.Errorf("aws_lambda_function.%s: %s = %q, want tostring(var.worker_max_event_age_s), the age the worker's event invoke config sets", name, lambdafn.EnvWorkerMaxEventAge, got)
+		}
+	}
+	cfg := m.block(t, "resource", "aws_lambda_function_event_invoke_config", "worker")
+	if got := m.str(cfg, "maximum_event_age_in_seconds"); got != "var.worker_max_event_age_s" {
+		t.Errorf("aws_lambda_function_event_invoke_config.worker.maximum_event_age_in_seconds = %q, want var.worker_max_event_age_s", got)
+	}
+}

@@ -2,6 +2,7 @@ package main
 
 import (
 	"os"
+	"time"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
@@ -23,8 +24,10 @@ import (
 type awsFlags struct {
 	table, dynamoEndpoint    string
 	function, lambdaEndpoint string
+	maxEventAge              string
 	kmsKeys, kmsEndpoint     string
 	keys                     [][2]string
+	eventAge                 time.Duration
 	// pageKey and sealedPageKey come from the environment only (a key on
 	// a command line is visible to every user of the machine).
 	pageKey, sealedPageKey []byte
@@ -37,6 +40,8 @@ func (a *awsFlags) register(f *pflag.FlagSet) {
 		"DynamoDB endpoint URL, e.g. DynamoDB Local's (default: the region's; env "+fnlambda.EnvDynamoEndpoint+")")
 	f.StringVar(&a.function, "lambda-function", os.Getenv(fnlambda.EnvWorkerFunction),
 		"with --dynamodb-table: launch attempts on this worker Lambda function, name or ARN (terraform/aws's worker_function_name; env "+fnlambda.EnvWorkerFunction+")")
+	f.StringVar(&a.maxEventAge, "lambda-max-event-age", os.Getenv(fnlambda.EnvWorkerMaxEventAge),
+		"the worker function's maximum event age in seconds, 60-21600 (terraform/aws's worker_max_event_age_s); a launch may wait that long in Lambda's queue while the function is throttled, so it is added to each run's start timeout (default 21600, Lambda's; env "+fnlambda.EnvWorkerMaxEventAge+")")
 	f.StringVar(&a.lambdaEndpoint, "lambda-endpoint", os.Getenv(fnlambda.EnvLambdaEndpoint),
 		"Lambda endpoint URL (default: the region's; env "+fnlambda.EnvLambdaEndpoint+")")
 	f.StringVar(&a.kmsKeys, "kms-keys", os.Getenv(fnlambda.EnvKMSKeys),
@@ -52,6 +57,7 @@ func (g *globals) validateAWS() error {
 		for _, f := range []struct{ flag, env, value string }{
 			{"--lambda-function", fnlambda.EnvWorkerFunction, a.function},
 			{"--lambda-endpoint", fnlambda.EnvLambdaEndpoint, a.lambdaEndpoint},
+			{"--lambda-max-event-age", fnlambda.EnvWorkerMaxEventAge, a.maxEventAge},
 			{"--dynamodb-endpoint", fnlambda.EnvDynamoEndpoint, a.dynamoEndpoint},
 			{"--kms-keys", fnlambda.EnvKMSKeys, a.kmsKeys},
 			{"--kms-endpoint", fnlambda.EnvKMSEndpoint, a.kmsEndpoint},
@@ -70,6 +76,9 @@ func (g *globals) validateAWS() error {
 		return usagef("%v", err)
 	}
 	a.keys = keys
+	if a.eventAge, err = fnlambda.ParseMaxEventAge("--lambda-max-event-age", a.maxEventAge); err != nil {
+		return usagef("%v", err)
+	}
 	if a.pageKey, err = awshost.ParsePageTokenKey(awshost.EnvPageTokenKey, os.Getenv(awshost.EnvPageTokenKey)); err != nil {
 		return usagef("%v", err)
 	}
@@ -86,7 +95,7 @@ func (g *globals) validateAWS() error {
 // config is the host/awshost configuration of the flags.
 func (a *awsFlags) config() awshost.Config {
 	return awshost.Config{Table: a.table, DynamoEndpoint: a.dynamoEndpoint, Function: a.function,
-		LambdaEndpoint: a.lambdaEndpoint, KMSEndpoint: a.kmsEndpoint, KMSKeys: a.keys,
+		LambdaEndpoint: a.lambdaEndpoint, FunctionMaxEventAge: a.eventAge, KMSEndpoint: a.kmsEndpoint, KMSKeys: a.keys,
 		PageTokenKey: a.pageKey, SealedPageTokenKey: a.sealedPageKey}
 }
 

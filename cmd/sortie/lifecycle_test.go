@@ -66,8 +66,10 @@ func alive(pid int) bool {
 	return len(fields) > 0 && fields[0] != "Z"
 }
 
-// Killing the worker mid-run: its lease expires, the reconciler in a
-// long-lived sortie process starts attempt 2, and attempt 1's events stay.
+// Killing the worker mid-run (its launching process long gone): the
+// reconciler in a long-lived sortie process reads what became of the
+// process (killed, or gone), not merely its lease expiry, starts attempt 2,
+// and attempt 1's events stay.
 func TestKilledWorkerIsRetried(t *testing.T) {
 	c := newCLI(t)
 	cp := c.store()
@@ -81,8 +83,8 @@ func TestKilledWorkerIsRetried(t *testing.T) {
 
 	r := c.run("follow", string(id), "--json")
 	_, final := jsonLines(t, r.stdout)
-	if r.code != 0 || final == nil || final.Attempt != 2 || final.Attempts[0].Error.Type != sortie.ErrorTypeLeaseExpired {
-		t.Fatalf("sortie follow after kill: exit %d, final %+v; want completed on attempt 2 after attempt 1's lease expired\n%s", r.code, final, r.stderr)
+	if r.code != 0 || final == nil || final.Attempt != 2 || final.Attempts[0].Error.Type != sortie.ErrorTypeExited || final.Attempts[0].Exit == nil {
+		t.Fatalf("sortie follow after kill: exit %d, final %+v; want completed on attempt 2 after attempt 1's worker was found killed or gone\n%s", r.code, final, r.stderr)
 	}
 	after := events(t, cp, id)
 	checkContiguous(t, after)
@@ -104,8 +106,8 @@ func TestKilledWorkerFailsWhenAttemptsAreExhausted(t *testing.T) {
 	syscall.Kill(pid, syscall.SIGKILL)
 	r := c.run("follow", string(id), "--json")
 	_, final := jsonLines(t, r.stdout)
-	if r.code != 1 || final == nil || final.State != sortie.StateFailed || !strings.Contains(final.Reason, "lease") {
-		t.Fatalf("sortie follow: exit %d, final %+v; want exit 1, failed, reason naming the lease", r.code, final)
+	if r.code != 1 || final == nil || final.State != sortie.StateFailed || !strings.Contains(final.Reason, sortie.ErrorTypeExited) {
+		t.Fatalf("sortie follow: exit %d, final %+v; want exit 1, failed, reason saying the worker's process ended", r.code, final)
 	}
 	if n := len(events(t, cp, id)); n < 2 {
 		t.Errorf("attempt 1 kept %d events, want at least the 2 seen before the kill", n)
@@ -132,4 +134,33 @@ func TestCancelStopsWorker(t *testing.T) {
 	if run := c.get(id); !run.CancelRequested || run.Reason != "test" {
 		t.Errorf("cancelled run = cancel requested %v, reason %q; want true, %q", run.CancelRequested, run.Reason, "test")
 	}
+}
+
+// A frozen worker (alive, not heartbeating) loses its lease; one `sortie
+// reconcile --once` ends attempt 1 (lease_expired), stops the frozen
+// process, waits for the backoff and launches attempt 2, which completes;
+// get no longer shows attempt 1's error on the run meanwhile.
+func TestReconcileOnceStartsTheNextAttempt(t *testing.T) {
+	c := newCLI(t)
+	cp := c.store()
+	id := c.submit("probe", "--policy", `{"heartbeat_ms":200,"lease_ms":800,"backoff_ms":300,"cancel_timeout_ms":1000}`,
+		"--var", "events=3", "--var", "interval_ms=100", "--var", "fail_attempts=0")
+	pid := workerPID(t, c, cp, id, 1)
+	if err := syscall.Kill(-pid, syscall.SIGSTOP); err != nil {
+		t.Fatalf("stop worker %d: %v", pid, err)
+	}
+	waitFor(t, "attempt 1's lease to expire", waitLong, func() bool {
+		run := c.get(id)
+		return run.LeaseExpiresMs != 0 && run.LeaseExpiresMs < time.Now().UnixMilli()
+	})
+	if r := c.run("reconcile", "--once"); r.code != 0 {
+		t.Fatalf("sortie reconcile --once: exit %d: %s", r.code, r.stderr)
+	}
+	run := c.get(id)
+	if run.Attempt != 2 || run.Attempts[0].Error == nil || run.Attempts[0].Error.Type != sortie.ErrorTypeLeaseExpired || run.Error != nil {
+		t.Fatalf("after one reconcile --once: run attempt %d, attempt 1 error %+v, run error %+v; want attempt 2 launched after attempt 1's lease expired, no run error",
+			run.Attempt, run.Attempts[0].Error, run.Error)
+	}
+	waitFor(t, "the frozen worker to be killed", waitLong, func() bool { return !alive(pid) })
+	waitFor(t, "attempt 2 to complete", waitLong, func() bool { return c.get(id).State == sortie.StateCompleted })
 }

@@ -12,14 +12,19 @@ func newReconcileCmd(g *globals) *cobra.Command {
 	c := &cobra.Command{
 		Use:   "reconcile",
 		Short: "Retry or fail runs whose lease expired (every long-lived sortie command also does this)",
-		Args:  exactArgs(0),
+		Long: `Retry or fail runs whose lease expired, every --reconcile-interval.
+
+With --once it reconciles until nothing it started is left undone and exits:
+it ends the attempts whose lease expired (or whose compute ended), waits for
+their backoff and launches their next attempt.`,
+		Args: exactArgs(0),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if g.hostURL != "" {
 				return usagef("reconcile: --host %s reconciles its own runs; reconcile works on the embedded state only", g.hostURL)
 			}
 			return g.withHost(func(t *target) error {
 				if once {
-					n, err := t.h.Engine().Reconcile(cmd.Context())
+					n, err := t.h.Engine().ReconcileAll(cmd.Context())
 					if err != nil {
 						return err
 					}
@@ -31,6 +36,6 @@ func newReconcileCmd(g *globals) *cobra.Command {
 			})
 		},
 	}
-	c.Flags().BoolVar(&once, "once", false, "reconcile once and exit instead of every --reconcile-interval")
+	c.Flags().BoolVar(&once, "once", false, "reconcile until what it started is done (retries launched), then exit")
 	return c
 }

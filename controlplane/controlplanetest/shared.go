@@ -31,6 +31,10 @@ func testClosed(t *testing.T, f *fixture) {
 		},
 		"Claim":     func() error { _, err := f.cp.Claim(f.ctx, cl); return err },
 		"Heartbeat": func() error { _, err := f.cp.Heartbeat(f.ctx, cl); return err },
+		"Defer": func() error {
+			_, err := f.cp.Defer(f.ctx, sortie.Deferral{RunID: id, Attempt: 1, LaunchID: lid, UntilMs: T0 + 9})
+			return err
+		},
 		"AppendEvents": func() error {
 			_, err := f.cp.AppendEvents(f.ctx, sortie.Append{RunID: id, Attempt: 1, LaunchID: lid, Events: []sortie.Event{event("x")}})
 			return err

@@ -36,7 +36,12 @@
 // payload is the invocation) and finishes the attempt they name with a
 // retryable error of type [ErrorTypeLambda] when it is still live with that
 // launch ID; and scheduled events (EventBridge), on which it runs
-// [sortie.Engine.Reconcile] (expired leases, due retries).
+// [sortie.Engine.ReconcileAll] (expired leases, due retries) until a pass
+// finds nothing due or the invocation's deadline less 10 s: a backlog is
+// drained 100 runs a pass in one invocation, and a retry whose backoff
+// ends within the invocation is launched by it. A retry due later waits
+// for the next scheduled event (the schedule is the reconciler interval on
+// AWS: a backoff shorter than it becomes up to one interval).
 //
 // The configuration comes from the environment only, never from an event;
 // the names are the Env* constants.

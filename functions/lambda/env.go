@@ -2,6 +2,8 @@ package lambda
 
 import (
 	"log/slog"
+	"strconv"
+	"time"
 
 	"github.com/sortie-run/sortie"
 	"github.com/sortie-run/sortie/crypto/keyring"
@@ -33,6 +35,11 @@ const (
 	// EnvWorkerFunction is the worker function the reconciler relaunches
 	// attempts on. Required for scheduled events in reconciler mode.
 	EnvWorkerFunction = "SORTIE_WORKER_FUNCTION"
+	// EnvWorkerMaxEventAge is the worker function's maximum event age in
+	// seconds (its asynchronous invocation configuration), which the
+	// launcher adds to a run's start timeout. Optional; defaults to 21600
+	// (6 hours, Lambda's default).
+	EnvWorkerMaxEventAge = "SORTIE_WORKER_MAX_EVENT_AGE_S"
 	// EnvLambdaEndpoint overrides the Lambda endpoint URL. Optional.
 	EnvLambdaEndpoint = "SORTIE_LAMBDA_ENDPOINT"
 	// EnvLogLevel is debug, info, warn or error. Optional; defaults to info.
@@ -55,6 +62,8 @@ type Env struct {
 	// destination.EnvAllow and its siblings; with none set, the zero
 	// policy: handlers reach no destination.
 	Destinations *destination.Policy
+	// WorkerMaxEventAge is [EnvWorkerMaxEventAge]; 0 means the default.
+	WorkerMaxEventAge time.Duration
 }
 
 // LoadEnv reads the Env* variables through getenv (os.Getenv) and
@@ -81,6 +90,9 @@ func LoadEnv(getenv func(string) string) (*Env, error) {
 	}
 	e.Keys = keys
 	e.ConfigEnv = functions.ParseAllow(getenv(EnvConfigEnv))
+	if e.WorkerMaxEventAge, err = ParseMaxEventAge(EnvWorkerMaxEventAge, getenv(EnvWorkerMaxEventAge)); err != nil {
+		return nil, err
+	}
 	if lvl := getenv(EnvLogLevel); lvl != "" {
 		if err := e.LogLevel.UnmarshalText([]byte(lvl)); err != nil {
 			return nil, sortie.Invalidf(EnvLogLevel, "%q is not debug, info, warn or error", lvl)
@@ -90,6 +102,21 @@ func LoadEnv(getenv func(string) string) (*Env, error) {
 		return nil, err
 	}
 	return e, nil
+}
+
+// ParseMaxEventAge parses a maximum event age in seconds, as
+// [EnvWorkerMaxEventAge] holds it: 60..21600 (Lambda's
+// MaximumEventAgeInSeconds range); "" is 0, the default. Other values get a
+// [*sortie.ValidationError] naming field.
+func ParseMaxEventAge(field, v string) (time.Duration, error) {
+	if v == "" {
+		return 0, nil
+	}
+	secs, err := strconv.Atoi(v)
+	if err != nil || secs < 60 || secs > 21600 {
+		return 0, sortie.Invalidf(field, "%q must be 60..21600 seconds (Lambda's MaximumEventAgeInSeconds)", v)
+	}
+	return time.Duration(secs) * time.Second, nil
 }
 
 // ParseKMSKeys parses a keyring value, "ID=KEY[,ID=KEY]" with KMS key

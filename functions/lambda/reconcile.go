@@ -101,13 +101,26 @@ func failureMessage(rec *DestinationRecord) string {
 	return s
 }
 
-// reconcile runs one reconcile pass and waits for the launches it made.
+// budgetMargin is the part of the invocation's time the reconciler keeps
+// for closing the engine (the launches it began) and answering.
+const budgetMargin = 10 * time.Second
+
+// reconcile reconciles until the pass is empty (a backlog drains 100 runs
+// a pass, not 100 a schedule period) or the invocation's time budget, its
+// deadline less budgetMargin, ends; it launches the retries its passes
+// made due within that budget, and waits for the launches it made.
 func (h *Handler) reconcile(ctx context.Context) (*Response, error) {
 	if h.NewEngine == nil {
 		return nil, fmt.Errorf("lambda reconciler: scheduled event: %w", errNoEngine)
 	}
+	budget := ctx
+	if d, ok := ctx.Deadline(); ok {
+		var cancel context.CancelFunc
+		budget, cancel = context.WithDeadline(ctx, d.Add(-min(budgetMargin, time.Until(d)/4)))
+		defer cancel()
+	}
 	e := h.NewEngine()
-	n, err := e.Reconcile(ctx)
+	n, err := e.ReconcileAll(budget)
 	_ = e.Close()
 	if err != nil {
 		return nil, fmt.Errorf("lambda reconciler: reconcile: %w", err)

@@ -3,6 +3,7 @@ package awshost
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/config"
@@ -32,6 +33,10 @@ type Config struct {
 	// LambdaEndpoint overrides the Lambda endpoint URL. Optional; defaults
 	// to the region's.
 	LambdaEndpoint string
+	// FunctionMaxEventAge is Function's maximum event age (its
+	// asynchronous invocation configuration), which the engine adds to a
+	// run's start timeout. Optional; defaults to 6 h, Lambda's default.
+	FunctionMaxEventAge time.Duration
 	// KMSKeys is the keyring of inline configuration: (key ID, KMS key ARN,
 	// ID or alias) pairs, the primary first, as functions/lambda's
 	// ParseKMSKeys reads them. Optional; without keys [Host.Sealer] is nil
@@ -151,7 +156,8 @@ func (h *Host) Launcher() (*lambdalauncher.Launcher, error) {
 		return nil, sortie.Invalidf("Function", "the worker function attempts are launched on is required")
 	}
 	client := awslambda.NewFromConfig(h.aws, func(o *awslambda.Options) { o.BaseEndpoint = endpoint(h.cfg.LambdaEndpoint) })
-	l, err := lambdalauncher.New(client, lambdalauncher.Options{Function: h.cfg.Function, Region: h.aws.Region})
+	l, err := lambdalauncher.New(client, lambdalauncher.Options{Function: h.cfg.Function, Region: h.aws.Region,
+		MaxEventAge: h.cfg.FunctionMaxEventAge})
 	if err != nil {
 		return nil, fmt.Errorf("awshost: Function: %w", err)
 	}

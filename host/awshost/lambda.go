@@ -62,7 +62,8 @@ func LambdaConfig(getenv func(string) string) aws.Config {
 // FromEnv is the Config of the Lambda function's environment.
 func FromEnv(env *fnlambda.Env) Config {
 	return Config{Table: env.Table, DynamoEndpoint: env.DynamoEndpoint, Function: env.WorkerFunction,
-		LambdaEndpoint: env.LambdaEndpoint, KMSKeys: env.Keys, KMSEndpoint: env.KMSEndpoint}
+		LambdaEndpoint: env.LambdaEndpoint, KMSKeys: env.Keys, KMSEndpoint: env.KMSEndpoint,
+		FunctionMaxEventAge: env.WorkerMaxEventAge}
 }
 
 // Function builds the Lambda function of env (functions/lambda's LoadEnv

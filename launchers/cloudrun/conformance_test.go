@@ -54,3 +54,15 @@ func (h *jobsHarness) CanFreeze() bool { return true }
 func (h *jobsHarness) Freeze(t *testing.T, ref sortie.Ref) { h.rig.fake.freeze(t, ref.ID) }
 
 func (h *jobsHarness) Close() {}
+
+// CanCancelOutside: an operator can cancel an execution in the console.
+func (h *jobsHarness) CanCancelOutside() bool { return true }
+
+// CancelOutside cancels the execution through the fake Admin API, as an
+// operator would.
+func (h *jobsHarness) CancelOutside(t *testing.T, ref sortie.Ref) {
+	h.rig.fake.cancelOutside(t, ref.ID)
+}
+
+// QueuesLaunches is false: RunJob starts the execution; it has no queue.
+func (h *jobsHarness) QueuesLaunches() bool { return false }

@@ -30,11 +30,16 @@ func (l *JobsLauncher) Cancel(ctx context.Context, ref sortie.Ref) error {
 	return classify(fmt.Sprintf("cloudrun: cancel execution %s of run %s attempt %d", ref.ID, ref.RunID, ref.Attempt), err)
 }
 
-// Describe reads the execution with GetExecution and maps it: its
-// Completed condition succeeded, or a succeeded task, is succeeded; a
-// failed or cancelled task, or a failed Completed condition, is failed
-// (Reason names the counts and the condition's message); otherwise
-// running. NotFound is [sortie.PhaseNotFound]; any other error is
+// Describe reads the execution with GetExecution and maps it: an
+// execution cancelled (the Completed condition's execution reason
+// CANCELLED, or a cancelled task) is cancelled, by Sortie's Cancel or by
+// anyone outside it (the console, gcloud run jobs executions cancel); a
+// deleted one (reason DELETED) is not-found; a failed task, or a failed
+// Completed condition, is failed; a Completed condition that succeeded, or
+// a succeeded task, is succeeded; otherwise (pending, running, or still
+// cancelling) running. Reason names the task counts, the condition's
+// message and reason (Cloud Run Admin API v2, Condition.ExecutionReason).
+// NotFound is [sortie.PhaseNotFound]; any other error is
 // [sortie.PhaseUnknown] with the error (Transient when retrying may help).
 // LogURL is the execution's log URI.
 func (l *JobsLauncher) Describe(ctx context.Context, ref sortie.Ref) (sortie.Status, error) {
@@ -55,28 +60,32 @@ func (l *JobsLauncher) Describe(ctx context.Context, ref sortie.Ref) (sortie.Sta
 // executionStatus maps an execution to a Status.
 func executionStatus(e *runpb.Execution) sortie.Status {
 	st := sortie.Status{Phase: sortie.PhaseRunning, LogURL: e.GetLogUri()}
-	counts := fmt.Sprintf("tasks: %d running, %d succeeded, %d failed, %d cancelled, %d retried",
-		e.GetRunningCount(), e.GetSucceededCount(), e.GetFailedCount(), e.GetCancelledCount(), e.GetRetriedCount())
 	var completed *runpb.Condition
 	for _, c := range e.GetConditions() {
 		if c.GetType() == "Completed" {
 			completed = c
 		}
 	}
+	reason := completed.GetExecutionReason()
 	switch {
-	case e.GetFailedCount() > 0 || e.GetCancelledCount() > 0 ||
-		completed.GetState() == runpb.Condition_CONDITION_FAILED:
+	case reason == runpb.Condition_CANCELLED || (e.GetCancelledCount() > 0 && reason != runpb.Condition_CANCELLING):
+		st.Phase = sortie.PhaseCancelled
+	case reason == runpb.Condition_DELETED:
+		st.Phase = sortie.PhaseNotFound
+	case reason == runpb.Condition_CANCELLING:
+	case e.GetFailedCount() > 0 || completed.GetState() == runpb.Condition_CONDITION_FAILED:
 		st.Phase = sortie.PhaseFailed
 	case completed.GetState() == runpb.Condition_CONDITION_SUCCEEDED ||
 		(e.GetTaskCount() > 0 && e.GetSucceededCount() >= e.GetTaskCount()):
 		st.Phase = sortie.PhaseSucceeded
 	}
-	st.Reason = counts
+	st.Reason = fmt.Sprintf("tasks: %d running, %d succeeded, %d failed, %d cancelled, %d retried",
+		e.GetRunningCount(), e.GetSucceededCount(), e.GetFailedCount(), e.GetCancelledCount(), e.GetRetriedCount())
 	if msg := completed.GetMessage(); msg != "" {
 		st.Reason += "; " + msg
 	}
-	if e.GetCancelledCount() > 0 {
-		st.Reason = "cancelled; " + st.Reason
+	if reason != runpb.Condition_EXECUTION_REASON_UNDEFINED {
+		st.Reason = strings.ToLower(reason.String()) + "; " + st.Reason
 	}
 	return st
 }

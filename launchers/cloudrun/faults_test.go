@@ -65,6 +65,16 @@ func (f *fakeRun) holdPending() (release func()) {
 	}
 }
 
+// cancelOutside cancels execution name as an operator would outside
+// Sortie (the console, gcloud run jobs executions cancel): not counted as
+// one of Sortie's CancelExecution calls.
+func (f *fakeRun) cancelOutside(t *testing.T, name string) {
+	t.Helper()
+	if err := f.cancel(name); err != nil {
+		t.Fatalf("cancel execution %s outside Sortie: %v", name, err)
+	}
+}
+
 // cancelCalls returns how many CancelExecution calls the fake received.
 func (f *fakeRun) cancelCalls() int {
 	f.mu.Lock()

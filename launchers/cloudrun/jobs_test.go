@@ -132,8 +132,8 @@ func TestCancelMidRun(t *testing.T) {
 		t.Fatalf("Cancel(%s) = %v, want nil", run.ID, err)
 	}
 	st := waitEnded(t, r.launcher, ref)
-	if st.Phase != sortie.PhaseFailed || !strings.HasPrefix(st.Reason, "cancelled") {
-		t.Errorf("Describe(cancelled execution) = %+v, want failed, reason cancelled", st)
+	if st.Phase != sortie.PhaseCancelled || !strings.HasPrefix(st.Reason, "cancelled") {
+		t.Errorf("Describe(cancelled execution) = %+v, want cancelled, reason cancelled", st)
 	}
 	run = waitRun(t, e, run.ID, "the run to be cancelled", false, settled)
 	if run.State != sortie.StateCancelled {
@@ -145,7 +145,8 @@ func TestCancelMidRun(t *testing.T) {
 }
 
 // An execution that failed without delivering a result (the container
-// crashed) reads as failed and the reconciler fails the run.
+// crashed) reads as failed, and the reconciler fails the run with the
+// execution's own reason, not a lease expiry.
 func TestFailedExecutionReconciled(t *testing.T) {
 	r := newRig(t)
 	e := newEngine(t, r)
@@ -157,8 +158,10 @@ func TestFailedExecutionReconciled(t *testing.T) {
 		t.Errorf("Describe(crashed execution) = %+v, want failed with exit code 97", st)
 	}
 	run = waitRun(t, e, run.ID, "the reconciler to fail the run", true, settled)
-	if run.State != sortie.StateFailed || run.Error == nil || run.Error.Type != sortie.ErrorTypeLeaseExpired {
-		t.Errorf("run = %s error %+v, want failed with %s", run.State, run.Error, sortie.ErrorTypeLeaseExpired)
+	a := run.Attempts[0]
+	if run.State != sortie.StateFailed || run.Error == nil || run.Error.Type != sortie.ErrorTypeExited ||
+		!strings.Contains(run.Error.Message, "exit code 97") || a.Exit == nil || a.Exit.Phase != sortie.PhaseFailed {
+		t.Errorf("run = %s error %+v exit %+v, want failed with %s naming exit code 97", run.State, run.Error, a.Exit, sortie.ErrorTypeExited)
 	}
 }
 

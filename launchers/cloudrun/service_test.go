@@ -184,3 +184,10 @@ func TestServiceMethodNotAllowed(t *testing.T) {
 		t.Errorf("GET %s = %d, want 405", fncloudrun.InvocationsPath, resp.StatusCode)
 	}
 }
+
+// CanCancelOutside is false: a service request has no cancel of its own.
+func (h *serviceHarness) CanCancelOutside() bool               { return false }
+func (h *serviceHarness) CancelOutside(*testing.T, sortie.Ref) {}
+
+// QueuesLaunches is false: the POST is answered once claimed.
+func (h *serviceHarness) QueuesLaunches() bool { return false }

@@ -64,3 +64,10 @@ func (h *harness) Freeze(*testing.T, sortie.Ref) {}
 func (h *harness) WorkerCanCrash() bool { return false }
 
 func (h *harness) Close() {}
+
+// CanCancelOutside is false: Lambda has no cancel of an invocation.
+func (h *harness) CanCancelOutside() bool               { return false }
+func (h *harness) CancelOutside(*testing.T, sortie.Ref) {}
+
+// QueuesLaunches: an asynchronous invocation waits in Lambda's queue.
+func (h *harness) QueuesLaunches() bool { return true }

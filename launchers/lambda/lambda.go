@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net"
 	"strconv"
+	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	awsmw "github.com/aws/aws-sdk-go-v2/aws/middleware"
@@ -24,6 +25,13 @@ const Provider = "lambda"
 // DefaultMaxPayloadBytes is Lambda's asynchronous Invoke payload limit,
 // 1 MB (1,048,576 bytes), per the AWS Lambda quotas page.
 const DefaultMaxPayloadBytes = 1 << 20
+
+// DefaultMaxEventAge is Lambda's default maximum event age of
+// asynchronous invocations, 6 hours, which is also its largest ("How
+// Lambda handles errors and retries with asynchronous invocation":
+// throttled events are retried for up to 6 hours, the interval growing
+// from 1 second to 5 minutes).
+const DefaultMaxEventAge = 6 * time.Hour
 
 // API is the part of the Lambda client the launcher uses; *lambda.Client
 // implements it.
@@ -45,21 +53,33 @@ type Options struct {
 	// MaxPayloadBytes is the largest invocation JSON sent, in bytes.
 	// Optional; defaults to [DefaultMaxPayloadBytes] (1 MB).
 	MaxPayloadBytes int
+	// MaxEventAge is the worker function's maximum event age
+	// (MaximumEventAgeInSeconds of its asynchronous invocation
+	// configuration): how long Lambda may hold an accepted invocation in
+	// its queue, retrying while the function is throttled, before it
+	// discards it to the on-failure destination. The engine adds it to the
+	// run's start timeout ([sortie.Queuer]), so a throttled queue does not
+	// burn attempts. Optional; defaults to [DefaultMaxEventAge] (6 h).
+	MaxEventAge time.Duration
 }
 
 // Launcher starts attempts as asynchronous Lambda invocations. It
-// implements [sortie.Launcher] only: Lambda can neither stop nor describe
-// an invocation.
+// implements [sortie.Launcher] and [sortie.Queuer] (the queue age is
+// Options.MaxEventAge); it is neither a [sortie.Canceler] nor a
+// [sortie.Describer]: Lambda can neither stop nor describe an invocation.
 type Launcher struct {
 	api  API
 	opts Options
 }
 
-var _ sortie.Launcher = (*Launcher)(nil)
+var (
+	_ sortie.Launcher = (*Launcher)(nil)
+	_ sortie.Queuer   = (*Launcher)(nil)
+)
 
 // New returns a launcher that invokes opts.Function through api. It
-// returns a [*sortie.ValidationError] when Function is empty or
-// MaxPayloadBytes is negative or above the default.
+// returns a [*sortie.ValidationError] when Function is empty, or
+// MaxPayloadBytes or MaxEventAge is negative or above its default.
 func New(api API, opts Options) (*Launcher, error) {
 	if api == nil {
 		return nil, sortie.Invalidf("api", "a Lambda client is required")
@@ -73,8 +93,18 @@ func New(api API, opts Options) (*Launcher, error) {
 	if opts.MaxPayloadBytes == 0 {
 		opts.MaxPayloadBytes = DefaultMaxPayloadBytes
 	}
+	if opts.MaxEventAge < 0 || opts.MaxEventAge > DefaultMaxEventAge {
+		return nil, sortie.Invalidf("max_event_age", "%v outside 0..%v (0 means the default)", opts.MaxEventAge, DefaultMaxEventAge)
+	}
+	if opts.MaxEventAge == 0 {
+		opts.MaxEventAge = DefaultMaxEventAge
+	}
 	return &Launcher{api: api, opts: opts}, nil
 }
+
+// MaxQueueMs implements [sortie.Queuer]: the function's maximum event age,
+// in ms.
+func (l *Launcher) MaxQueueMs() int64 { return l.opts.MaxEventAge.Milliseconds() }
 
 // Start sends inv as an asynchronous invocation (InvocationType Event) and
 // returns a Ref whose ID is the Lambda request ID. An invocation whose JSON

@@ -181,6 +181,9 @@ func (s *serial) Start(ctx context.Context, inv *sortie.Invocation) (sortie.Ref,
 	return s.invoke(ctx, inv)
 }
 
+// MaxQueueMs forwards the launcher's [sortie.Queuer].
+func (s *serial) MaxQueueMs() int64 { return s.l.MaxQueueMs() }
+
 func (s *serial) invoke(ctx context.Context, inv *sortie.Invocation) (sortie.Ref, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()

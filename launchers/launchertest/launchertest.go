@@ -18,6 +18,10 @@ const (
 	BackoffMs   = 50
 )
 
+// DescribeInterval is how often the suite's engine asks a Describer about
+// an unclaimed attempt.
+const DescribeInterval = 50 * time.Millisecond
+
 // waitLimit bounds every wait of the suite.
 const waitLimit = 60 * time.Second
 
@@ -41,6 +45,9 @@ type Harness interface {
 	// ReportsExits reports whether the launcher is a [sortie.ExitWatcher]
 	// (checked both ways).
 	ReportsExits() bool
+	// QueuesLaunches reports whether the launcher is a [sortie.Queuer]
+	// (checked both ways).
+	QueuesLaunches() bool
 	// WorkerCanCrash reports whether probe's crash_attempts ends only the
 	// worker (its process exits), not the test process.
 	WorkerCanCrash() bool
@@ -63,6 +70,14 @@ type Harness interface {
 	// provider (Start returns their Ref) while their workers wait, not
 	// claiming, until release is called. Called only when CanHoldClaims.
 	HoldClaims(t *testing.T) (release func())
+	// CanCancelOutside reports whether CancelOutside works: the provider
+	// has a cancel of its own that an operator can use behind Sortie's
+	// back (the Cloud Run console).
+	CanCancelOutside() bool
+	// CancelOutside cancels the attempt's compute on the provider's side
+	// as an operator would, not through the launcher (not counted in
+	// CancelCalls). Called only when CanCancelOutside.
+	CancelOutside(t *testing.T, ref sortie.Ref)
 	// CancelCalls counts the provider-side cancels the launcher made (the
 	// provider's cancel API calls, or the local launcher's stops) since
 	// MakeLauncher; always 0 for a launcher that is not a Canceler.
@@ -95,6 +110,9 @@ func RunConformanceTests(t *testing.T, newHarness func(t *testing.T) Harness) {
 		{"CrashOnEveryAttemptFails", testCrashExhausted, Harness.WorkerCanCrash},
 		{"CrashRetriedAfterBackoffNotLease", testCrashRetriedPromptly, func(h Harness) bool { return h.WorkerCanCrash() && h.ReportsExits() && h.CanDescribe() }},
 		{"CancelFrozenWorker", testCancelFrozen, Harness.CanFreeze},
+		{"CancelledOutsideWhilePending", testCancelledOutsidePending, func(h Harness) bool { return h.CanCancelOutside() && h.CanHoldClaims() }},
+		{"CancelledOutsideWhileRunning", testCancelledOutsideRunning, Harness.CanCancelOutside},
+		{"QueuedLaunchKeepsItsAttempt", testQueuedLaunch, func(h Harness) bool { return h.QueuesLaunches() && h.CanHoldClaims() }},
 		{"DescribePhases", testDescribe, Harness.CanDescribe},
 	}
 	caps := newHarness(t)
@@ -132,8 +150,9 @@ func setup(t *testing.T, newHarness func(t *testing.T) Harness, wrap func(sortie
 	}
 	agents := sortie.Agents{"probe": {Name: "probe", Version: "1", Runtime: "go:probe"}}
 	e := sortie.NewEngine(cp, el, agents, &sortie.EngineOptions{
-		DefaultPolicy: sortie.Policy{HeartbeatMs: HeartbeatMs, LeaseMs: LeaseMs, BackoffMs: BackoffMs},
-		Logger:        slog.New(slog.NewTextHandler(t.Output(), &slog.HandlerOptions{Level: slog.LevelWarn})),
+		DefaultPolicy:    sortie.Policy{HeartbeatMs: HeartbeatMs, LeaseMs: LeaseMs, BackoffMs: BackoffMs},
+		DescribeInterval: DescribeInterval,
+		Logger:           slog.New(slog.NewTextHandler(t.Output(), &slog.HandlerOptions{Level: slog.LevelWarn})),
 	})
 	t.Cleanup(func() { _ = e.Close() })
 	c := sortie.NewClient(e, &sortie.ClientOptions{PollInterval: 10 * time.Millisecond})

@@ -19,6 +19,7 @@ func testCapabilities(t *testing.T, newHarness func(t *testing.T) Harness) {
 	_, isDescriber := f.launcher.(sortie.Describer)
 	_, isCanceler := f.launcher.(sortie.Canceler)
 	_, isExitWatcher := f.launcher.(sortie.ExitWatcher)
+	_, isQueuer := f.launcher.(sortie.Queuer)
 	for _, c := range []struct {
 		iface       string
 		is, harness bool
@@ -27,6 +28,7 @@ func testCapabilities(t *testing.T, newHarness func(t *testing.T) Harness) {
 		{"sortie.Describer", isDescriber, f.h.CanDescribe(), "CanDescribe"},
 		{"sortie.Canceler", isCanceler, f.h.CanCancelRunning(), "CanCancelRunning"},
 		{"sortie.ExitWatcher", isExitWatcher, f.h.ReportsExits(), "ReportsExits"},
+		{"sortie.Queuer", isQueuer, f.h.QueuesLaunches(), "QueuesLaunches"},
 	} {
 		if c.is != c.harness {
 			t.Errorf("launcher %T implements %s = %v, but %s() = %v", f.launcher, c.iface, c.is, c.method, c.harness)

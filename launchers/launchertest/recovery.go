@@ -13,10 +13,11 @@ import (
 // crashExitCode is the exit status of a probe worker that crashes.
 const crashExitCode = 97
 
-// crashErrorType is the error type a crashed attempt ends with: the
-// launcher's exit report when it has one, else the lease's expiry.
+// crashErrorType is the error type a crashed attempt ends with: what the
+// launcher reports or describes of the compute when it can, else the
+// lease's expiry.
 func crashErrorType(h Harness) string {
-	if h.ReportsExits() {
+	if h.ReportsExits() || h.CanDescribe() {
 		return sortie.ErrorTypeExited
 	}
 	return sortie.ErrorTypeLeaseExpired

@@ -105,10 +105,7 @@ func (l *Launcher) stop(ctx context.Context, a *attempt) error {
 	if !a.markCancelled() {
 		return nil
 	}
-	grace := l.opts.Grace
-	if d, ok := ctx.Deadline(); ok {
-		grace = max(0, min(grace, time.Until(d)*9/10))
-	}
+	grace := l.grace(ctx)
 	if a.cancel != nil {
 		a.cancel()
 		_, err := a.wait(ctx, grace)

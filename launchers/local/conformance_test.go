@@ -139,3 +139,10 @@ func (h *inProcessHarness) Close() {
 		_ = h.cp.Close()
 	}
 }
+
+// CanCancelOutside is false: a goroutine has no cancel of its own.
+func (h *inProcessHarness) CanCancelOutside() bool               { return false }
+func (h *inProcessHarness) CancelOutside(*testing.T, sortie.Ref) {}
+
+// QueuesLaunches is false: a goroutine has no queue.
+func (h *inProcessHarness) QueuesLaunches() bool { return false }

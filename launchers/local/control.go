@@ -50,6 +50,16 @@ func (l *Launcher) Cancel(ctx context.Context, ref sortie.Ref) error {
 	return l.stopForeign(ctx, pid, start)
 }
 
+// grace is how long a stop waits after SIGTERM: Options.Grace, or less
+// when ctx's deadline comes sooner, so SIGKILL lands before it.
+func (l *Launcher) grace(ctx context.Context) time.Duration {
+	g := l.opts.Grace
+	if d, ok := ctx.Deadline(); ok {
+		g = max(0, min(g, time.Until(d)*9/10))
+	}
+	return g
+}
+
 // Describe reports the attempt's phase: running; succeeded (exit code 0 or
 // a nil error from the in-process function); failed (with ExitCode, -1
 // when a signal killed the worker, and Reason); or not-found when the
@@ -107,17 +117,18 @@ func describeForeign(pid int, start string) (sortie.Status, error) {
 }
 
 // stopForeign stops a process another launcher started: SIGTERM, up to
-// Grace, SIGKILL, each only while its start time still matches.
+// the grace, SIGKILL (also when ctx ends first), each only while its start
+// time still matches.
 func (l *Launcher) stopForeign(ctx context.Context, pid int, start string) error {
 	if !signalForeign(pid, start, syscall.SIGTERM) {
 		return nil
 	}
-	gone, err := waitForeign(ctx, pid, start, time.Now().Add(l.opts.Grace))
-	if err != nil || gone {
-		return err
-	}
-	if !signalForeign(pid, start, syscall.SIGKILL) {
+	gone, err := waitForeign(ctx, pid, start, time.Now().Add(l.grace(ctx)))
+	if gone {
 		return nil
+	}
+	if !signalForeign(pid, start, syscall.SIGKILL) || err != nil {
+		return err
 	}
 	_, err = waitForeign(ctx, pid, start, time.Time{})
 	return err

@@ -166,3 +166,11 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 	t.Helper()
 	testwait.Until(t, what, 30*time.Second, cond)
 }
+
+// CanCancelOutside is false: a process has no cancel of its own; a kill is
+// a crash (CrashedWorkerIsRetried).
+func (h *subprocessHarness) CanCancelOutside() bool               { return false }
+func (h *subprocessHarness) CancelOutside(*testing.T, sortie.Ref) {}
+
+// QueuesLaunches is false: a spawn has no queue.
+func (h *subprocessHarness) QueuesLaunches() bool { return false }

@@ -35,6 +35,10 @@ resource "aws_lambda_function" "worker" {
   source_code_hash = local.package_hash
   memory_size      = var.worker_memory_mb
   timeout          = var.worker_timeout_s
+  # A cap on parallel attempts, so a burst of workers cannot take the
+  # concurrency the reconciler and trigger functions (the recovery path)
+  # need; throttled attempts wait in Lambda's queue (worker_max_event_age_s).
+  reserved_concurrent_executions = var.worker_reserved_concurrency
 
   environment {
     variables = merge(local.common_env, {
@@ -76,12 +80,17 @@ resource "aws_lambda_function" "reconciler" {
   filename         = var.lambda_zip
   source_code_hash = local.package_hash
   memory_size      = 512
-  timeout          = 120
+  # The reconciler loops until a pass finds nothing due (a backlog drains
+  # 100 runs a pass) or this, less 10 s, has passed, launching the retries
+  # due meanwhile.
+  timeout                        = var.reconciler_timeout_s
+  reserved_concurrent_executions = var.reconciler_reserved_concurrency
 
   environment {
     variables = merge(local.common_env, {
-      SORTIE_LAMBDA_MODE     = "reconciler"
-      SORTIE_WORKER_FUNCTION = aws_lambda_function.worker.arn
+      SORTIE_LAMBDA_MODE            = "reconciler"
+      SORTIE_WORKER_FUNCTION        = aws_lambda_function.worker.arn
+      SORTIE_WORKER_MAX_EVENT_AGE_S = tostring(var.worker_max_event_age_s)
     })
   }
 
@@ -101,14 +110,16 @@ resource "aws_lambda_function" "trigger" {
   architectures    = [var.architecture]
   filename         = var.lambda_zip
   source_code_hash = local.package_hash
-  memory_size      = 512
-  timeout          = 60
+  memory_size                    = 512
+  timeout                        = 60
+  reserved_concurrent_executions = var.trigger_reserved_concurrency
 
   environment {
     variables = merge(local.common_env, {
-      SORTIE_LAMBDA_MODE     = "trigger"
-      SORTIE_WORKER_FUNCTION = aws_lambda_function.worker.arn
-      SORTIE_TRIGGER_RULES   = var.trigger_rules_file
+      SORTIE_LAMBDA_MODE            = "trigger"
+      SORTIE_WORKER_FUNCTION        = aws_lambda_function.worker.arn
+      SORTIE_TRIGGER_RULES          = var.trigger_rules_file
+      SORTIE_WORKER_MAX_EVENT_AGE_S = tostring(var.worker_max_event_age_s)
     })
   }
 

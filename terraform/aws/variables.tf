@@ -41,7 +41,7 @@ variable "worker_timeout_s" {
 
 variable "worker_max_event_age_s" {
   type        = number
-  description = "Maximum age of an asynchronous worker invocation, in seconds (60 to 21600); an older one goes to the on-failure destination (the reconciler)."
+  description = "Maximum age of an asynchronous worker invocation, in seconds (60 to 21600); an older one goes to the on-failure destination (the reconciler). It is also Sortie's queue window: while the worker is throttled Lambda keeps an accepted attempt queued (retrying with a backoff of up to 5 minutes) this long, so each run's start timeout (policy start_timeout_ms, 60 s by default) counts from the end of it and a throttled queue burns no attempt. The reconciler and trigger functions get it as SORTIE_WORKER_MAX_EVENT_AGE_S; give sortie serve hosts the same value (--lambda-max-event-age)."
   default     = 3600
   validation {
     condition     = var.worker_max_event_age_s >= 60 && var.worker_max_event_age_s <= 21600
@@ -51,8 +51,48 @@ variable "worker_max_event_age_s" {
 
 variable "reconciler_schedule" {
   type        = string
-  description = "EventBridge schedule expression of the reconciler (expired leases, due retries)."
+  description = "EventBridge schedule expression of the reconciler (expired leases, due retries). Each run loops until nothing is due or reconciler_timeout_s is nearly over, so a backlog drains in one run; a retry whose backoff ends after that waits for the next one: with rate(1 minute) (EventBridge's shortest) a backoff_ms of 1 s becomes up to a minute on AWS."
   default     = "rate(1 minute)"
+}
+
+variable "reconciler_timeout_s" {
+  type        = number
+  description = "Timeout of the reconciler function, in seconds: its time budget per scheduled run (less 10 s to close)."
+  default     = 120
+  validation {
+    condition     = var.reconciler_timeout_s >= 30 && var.reconciler_timeout_s <= 900
+    error_message = "reconciler_timeout_s must be between 30 and 900 seconds."
+  }
+}
+
+variable "worker_reserved_concurrency" {
+  type        = number
+  description = "Reserved concurrency of the worker function: the most attempts running at once, so a burst of workers leaves the account's concurrency to the reconciler and trigger functions; excess attempts wait in Lambda's queue (worker_max_event_age_s). -1 leaves it unreserved. Lambda keeps at least 100 of the account's concurrency unreserved, so the three reservations need an account limit of their sum + 100 (the default limit is 1,000)."
+  default     = 100
+  validation {
+    condition     = var.worker_reserved_concurrency == -1 || var.worker_reserved_concurrency >= 1
+    error_message = "worker_reserved_concurrency must be -1 (unreserved) or at least 1."
+  }
+}
+
+variable "reconciler_reserved_concurrency" {
+  type        = number
+  description = "Reserved concurrency of the reconciler function (scheduled runs and on-failure records), kept for it whatever the workers use. -1 leaves it unreserved."
+  default     = 5
+  validation {
+    condition     = var.reconciler_reserved_concurrency == -1 || var.reconciler_reserved_concurrency >= 1
+    error_message = "reconciler_reserved_concurrency must be -1 (unreserved) or at least 1."
+  }
+}
+
+variable "trigger_reserved_concurrency" {
+  type        = number
+  description = "Reserved concurrency of the trigger function (events to runs), kept for it whatever the workers use. -1 leaves it unreserved."
+  default     = 10
+  validation {
+    condition     = var.trigger_reserved_concurrency == -1 || var.trigger_reserved_concurrency >= 1
+    error_message = "trigger_reserved_concurrency must be -1 (unreserved) or at least 1."
+  }
 }
 
 variable "trigger_rules_file" {
