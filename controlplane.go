@@ -135,6 +135,9 @@ type Reservation struct {
 	// seals the attempt first): one write instead of two. A duplicate
 	// reservation returns the existing run with its own launch. Optional.
 	LaunchID string
+	// StartTimeoutMs and CheckMs are the launch's, as in [Launch]; used
+	// with LaunchID only. Optional.
+	StartTimeoutMs, CheckMs int64
 }
 
 // Launch asks RecordLaunch to record attempt Attempt with LaunchID.

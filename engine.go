@@ -173,7 +173,8 @@ func (e *Engine) SubmitCreated(ctx context.Context, req *SubmitRequest) (*Run, b
 	res := &Reservation{Run: run, TTLMs: e.opts.IdempotencyTTL.Milliseconds(), NowMs: e.nowMs()}
 	sealErr := e.seal(ctx, inv)
 	if sealErr == nil {
-		res.LaunchID = inv.LaunchID
+		l := e.launchOf(run, inv)
+		res.LaunchID, res.StartTimeoutMs, res.CheckMs, res.NowMs = l.LaunchID, l.StartTimeoutMs, l.CheckMs, l.NowMs
 	}
 	run, created, err := e.cp.Reserve(ctx, res)
 	if err != nil {

@@ -24,7 +24,8 @@ func NewRun(r *sortie.Run, res *sortie.Reservation) {
 	if res.LaunchID != "" {
 		// A new run is neither terminal, cancelled nor interrupted, and its
 		// policy allows at least one attempt: RecordLaunch cannot fail.
-		_ = RecordLaunch(r, sortie.Launch{RunID: r.ID, Attempt: 1, LaunchID: res.LaunchID, NowMs: res.NowMs})
+		_ = RecordLaunch(r, sortie.Launch{RunID: r.ID, Attempt: 1, LaunchID: res.LaunchID,
+			StartTimeoutMs: res.StartTimeoutMs, CheckMs: res.CheckMs, NowMs: res.NowMs})
 	}
 	r.Version = 1
 }

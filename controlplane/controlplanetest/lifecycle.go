@@ -64,6 +64,12 @@ func testDefer(t *testing.T, f *fixture) {
 	if cur := got.Current(); cur.StartByMs != T0+9001 || got.LeaseExpiresMs != T0+100 {
 		t.Errorf("RecordLaunch = start by %d, lease %d; want start by T0+9001, lease T0+100", cur.StartByMs-T0, got.LeaseExpiresMs-T0)
 	}
+	reserved, _, err := f.cp.Reserve(f.ctx, &sortie.Reservation{Run: NewRun(T0), LaunchID: sortie.NewLaunchID(),
+		StartTimeoutMs: 7000, CheckMs: T0 + 50, NowMs: T0})
+	must(t, "Reserve(with a launch, start timeout 7000, check at T0+50)", err)
+	if cur := reserved.Current(); cur == nil || cur.StartByMs != T0+7000 || reserved.LeaseExpiresMs != T0+50 {
+		t.Errorf("Reserve(with a launch) = attempt %+v, lease T0+%d; want start by T0+7000, lease T0+50", cur, reserved.LeaseExpiresMs-T0)
+	}
 	deferTo := func(call string, d sortie.Deferral, want error) *sortie.Run {
 		t.Helper()
 		d.RunID, d.Attempt, d.LaunchID = run.ID, 1, lid

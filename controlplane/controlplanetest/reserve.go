@@ -192,7 +192,7 @@ func testReserveWithLaunch(t *testing.T, f *fixture) {
 	want := in.Clone()
 	want.State, want.Policy, want.CreatedMs, want.UpdatedMs = sortie.StateSubmitted, in.Policy.WithDefaults(), T0, T0
 	want.Attempt, want.Version = 1, 1
-	want.Attempts = []sortie.Attempt{{Number: 1, LaunchID: lid, LaunchedMs: T0}}
+	want.Attempts = []sortie.Attempt{{Number: 1, LaunchID: lid, LaunchedMs: T0, StartByMs: T0 + want.Policy.StartTimeoutMs}}
 	want.LeaseExpiresMs = T0 + want.Policy.StartTimeoutMs
 	if diff := cmp.Diff(want, got); diff != "" || !created {
 		t.Errorf("Reserve(with launch ID) = created %v, run (-want +got):\n%s", created, diff)
