@@ -135,10 +135,22 @@ type PushStore interface {
 	// DeletePushConfig removes one configuration; ErrNotFound when it does
 	// not exist.
 	DeletePushConfig(ctx context.Context, run RunID, id string) error
-	// UpdatePushDelivery records delivery progress of one configuration.
-	// DeliveredVersion is kept at the maximum of the stored and the given
-	// value. ErrNotFound when the configuration was deleted meanwhile.
+	// UpdatePushDelivery records delivery progress of one configuration
+	// and ends its delivery lease. DeliveredVersion is kept at the maximum
+	// of the stored and the given value. ErrNotFound when the
+	// configuration was deleted meanwhile.
 	UpdatePushDelivery(ctx context.Context, run RunID, id string, d PushDelivery) error
+	// LeasePushDelivery takes the delivery lease of one configuration for
+	// owner (1-128 bytes naming a host) until untilMs (Unix ms, after
+	// nowMs), so that of the hosts sharing the store one delivers each
+	// version: it succeeds when the configuration is not Done and holds
+	// no lease, one that ended at or before nowMs, or owner's own, and
+	// returns the configuration as stored (compare its progress with the
+	// run before delivering). UpdatePushDelivery and DeletePushConfig end
+	// the lease. Errors: ErrConflict when the configuration is Done or
+	// another owner's lease is live, ErrNotFound for an unknown one,
+	// ErrInvalidArgument for a bad argument.
+	LeasePushDelivery(ctx context.Context, run RunID, id, owner string, nowMs, untilMs int64) (*PushConfig, error)
 	// PendingPushConfigs returns a page of up to limit (1..1000)
 	// configurations that are not Done and whose NextAttemptMs is at most
 	// nowMs, and the opaque token of the next page: "" after the last

@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"encoding/base64"
 	"encoding/json"
+	"fmt"
 	"regexp"
 	"unicode/utf8"
 
@@ -123,4 +124,34 @@ func DecodePushPosition(s string) (*PushPosition, error) {
 	return decodePosition(s, "PendingPushConfigs", func(p *PushPosition) bool {
 		return p.NextAttemptMs >= 0 && p.RunID.Validate() == nil && pushIDPattern.MatchString(p.ID)
 	})
+}
+
+// CheckPushLease validates the arguments of LeasePushDelivery, returning
+// a [*sortie.ValidationError].
+func CheckPushLease(run sortie.RunID, id, owner string, nowMs, untilMs int64) error {
+	if err := CheckPushKey(run, id); err != nil {
+		return err
+	}
+	if owner == "" || len(owner) > 128 || !utf8.ValidString(owner) {
+		return sortie.Invalidf("owner", "must be valid UTF-8 of 1-128 bytes, got %d", len(owner))
+	}
+	if nowMs < 0 || untilMs <= nowMs {
+		return sortie.Invalidf("until_ms", "%d must be after now_ms %d (not negative)", untilMs, nowMs)
+	}
+	return nil
+}
+
+// PushLeaseFree reports whether owner may take a delivery lease held by
+// holder until heldUntilMs ("" for none) at nowMs: none, ended, or its own.
+func PushLeaseFree(owner, holder string, heldUntilMs, nowMs int64) bool {
+	return holder == "" || heldUntilMs <= nowMs || holder == owner
+}
+
+// PushLeaseConflict is the error of a refused LeasePushDelivery: the
+// configuration is done, or holder's lease runs until heldUntilMs.
+func PushLeaseConflict(run sortie.RunID, id string, done bool, holder string, heldUntilMs int64) error {
+	if done {
+		return fmt.Errorf("lease push config %s of run %s: it is done: %w", id, run, sortie.ErrConflict)
+	}
+	return fmt.Errorf("lease push config %s of run %s: %q holds the lease until %d: %w", id, run, holder, heldUntilMs, sortie.ErrConflict)
 }

@@ -51,7 +51,11 @@ func (h *Host) openAPI(ctx context.Context) error {
 		return err
 	}
 	if h.keys != nil {
-		if opts.Callbacks, err = callback.NewHandler(h.cp, h.keys, &callback.HandlerOptions{Logger: h.log}); err != nil {
+		cbOpts := &callback.HandlerOptions{Logger: h.log}
+		if h.aws != nil { // replicas on one table share the replay cache
+			cbOpts.Replay = h.aws.ControlPlane.ReplayCache("callback")
+		}
+		if opts.Callbacks, err = callback.NewHandler(h.cp, h.keys, cbOpts); err != nil {
 			return err
 		}
 	}

@@ -94,7 +94,8 @@ func RunConformanceTests(t *testing.T, newHarness func(t *testing.T) Harness) {
 			property{"SharedHandlesClaimOnce", testSharedClaims},
 			property{"SharedHandlesReserveOnce", testSharedReserve},
 			property{"SharedHandlesAppendNoGaps", testSharedAppends},
-			property{"SharedHandlesContinueEachOthersPages", testSharedPages})
+			property{"SharedHandlesContinueEachOthersPages", testSharedPages},
+			property{"SharedHandlesLeasePushOnce", testSharedPushLease})
 	}
 	for _, p := range props {
 		t.Run(p.name, func(t *testing.T) {

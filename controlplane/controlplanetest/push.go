@@ -28,6 +28,7 @@ var pushProperties = []property{
 	{"PushPendingPagesSkipNothingDue", testPushPendingPagesChanging},
 	{"PushPendingRefusesForgedTokens", testPushPendingForgedToken},
 	{"PushLeavesRunUnchanged", testPushLeavesRun},
+	{"PushDeliveryLease", testPushLease},
 	{"PushClosedReturnsErrClosed", testPushClosed},
 }
 

@@ -161,6 +161,10 @@ func testPushClosed(t *testing.T, f *fixture) {
 			return err
 		},
 		"DeletePushConfig": func() error { return ps.DeletePushConfig(f.ctx, run.ID, "hook") },
+		"LeasePushDelivery": func() error {
+			_, err := ps.LeasePushDelivery(f.ctx, run.ID, "hook", "host", T0, T0+1)
+			return err
+		},
 		"UpdatePushDelivery": func() error {
 			return ps.UpdatePushDelivery(f.ctx, run.ID, "hook", sortie.PushDelivery{DeliveredVersion: 1})
 		},

@@ -25,6 +25,8 @@ const (
 const (
 	AttrFormat      = "fmt" // S: push config: Format, absent when empty
 	AttrSealedToken = "stk" // B: push config: SealedToken (opaque JSON bytes), absent when empty
+	AttrLeaseOwner  = "lo"  // S: push config: the delivery lease's owner, absent without a lease
+	AttrLeaseUntil  = "lu"  // N: push config: the delivery lease's end, Unix ms
 )
 
 func pushSK(id string) string { return pushPrefix + id }
@@ -111,12 +113,13 @@ func replaceUpdate(cfg *sortie.PushConfig) (string, map[string]string, item) {
 }
 
 // deliveryUpdate returns the update expression, names and values that
-// store d, except DeliveredVersion when withVersion is false. A done
-// configuration leaves the push index.
+// store d, except DeliveredVersion when withVersion is false, and end the
+// delivery lease. A done configuration leaves the push index.
 func deliveryUpdate(d sortie.PushDelivery, withVersion bool) (string, map[string]string, item) {
-	names := map[string]string{"#pk": AttrPK, "#fl": AttrFailures, "#pd": AttrPushDue, "#le": AttrLastError, "#pp": AttrPushPK}
+	names := map[string]string{"#pk": AttrPK, "#fl": AttrFailures, "#pd": AttrPushDue, "#le": AttrLastError, "#pp": AttrPushPK,
+		"#lo": AttrLeaseOwner, "#lu": AttrLeaseUntil}
 	values := item{":fl": attrN(int64(d.Failures)), ":pd": attrN(d.NextAttemptMs)}
-	set, remove := []string{"#fl = :fl", "#pd = :pd"}, []string{}
+	set, remove := []string{"#fl = :fl", "#pd = :pd"}, []string{"#lo", "#lu"} // recorded progress ends the lease
 	if withVersion {
 		names["#dv"], values[":dv"] = AttrDelivered, attrN(d.DeliveredVersion)
 		set = append(set, "#dv = :dv")

@@ -24,8 +24,10 @@ type ControlPlane struct {
 	idem   map[idemKey]idemRecord
 	// push holds each run's push configurations by ID.
 	push map[sortie.RunID]map[string]sortie.PushConfig
-	hub  controlplane.Hub
-	now  func() time.Time
+	// leases holds the push configurations' delivery leases.
+	leases map[pushKey]pushLease
+	hub    controlplane.Hub
+	now    func() time.Time
 	// tokens signs List page tokens with a key of this store's own.
 	tokens *controlplane.PageTokens
 

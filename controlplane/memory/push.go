@@ -100,6 +100,7 @@ func (c *ControlPlane) DeletePushConfig(_ context.Context, run sortie.RunID, id 
 		return fmt.Errorf("memory: delete push config %s of run %s: %w", id, run, sortie.ErrNotFound)
 	}
 	delete(c.push[run], id)
+	delete(c.leases, pushKey{run, id})
 	return nil
 }
 
@@ -124,7 +125,45 @@ func (c *ControlPlane) UpdatePushDelivery(_ context.Context, run sortie.RunID, i
 	d.DeliveredVersion = max(d.DeliveredVersion, cfg.Delivery.DeliveredVersion)
 	cfg.Delivery = d
 	c.push[run][id] = cfg
+	delete(c.leases, pushKey{run, id})
 	return nil
+}
+
+// pushKey names one push configuration.
+type pushKey struct {
+	run sortie.RunID
+	id  string
+}
+
+// pushLease is a configuration's delivery lease.
+type pushLease struct {
+	owner   string
+	untilMs int64
+}
+
+// LeasePushDelivery implements [sortie.PushStore.LeasePushDelivery].
+func (c *ControlPlane) LeasePushDelivery(_ context.Context, run sortie.RunID, id, owner string, nowMs, untilMs int64) (*sortie.PushConfig, error) {
+	if err := controlplane.CheckPushLease(run, id, owner, nowMs, untilMs); err != nil {
+		return nil, err
+	}
+	if err := c.lock("lease push delivery"); err != nil {
+		return nil, err
+	}
+	defer c.mu.Unlock()
+	cfg, ok := c.push[run][id]
+	if !ok {
+		return nil, fmt.Errorf("memory: lease push config %s of run %s: %w", id, run, sortie.ErrNotFound)
+	}
+	k := pushKey{run, id}
+	held := c.leases[k]
+	if cfg.Delivery.Done || !controlplane.PushLeaseFree(owner, held.owner, held.untilMs, nowMs) {
+		return nil, fmt.Errorf("memory: %w", controlplane.PushLeaseConflict(run, id, cfg.Delivery.Done, held.owner, held.untilMs))
+	}
+	if c.leases == nil {
+		c.leases = map[pushKey]pushLease{}
+	}
+	c.leases[k] = pushLease{owner, untilMs}
+	return clonePush(cfg), nil
 }
 
 // PendingPushConfigs implements [sortie.PushStore.PendingPushConfigs]:

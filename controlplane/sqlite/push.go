@@ -196,7 +196,7 @@ func (c *ControlPlane) UpdatePushDelivery(ctx context.Context, run sortie.RunID,
 	err := c.write(ctx, func(ctx context.Context, tx *stmtCache) error {
 		res, err := tx.ExecContext(ctx, `UPDATE push_configs SET
 			delivered_version = max(delivered_version, ?), failures = ?, next_attempt_ms = ?,
-			last_error = ?, done = ? WHERE run_id = ? AND id = ?`,
+			last_error = ?, done = ?, lease_owner = '', lease_until_ms = 0 WHERE run_id = ? AND id = ?`,
 			d.DeliveredVersion, d.Failures, d.NextAttemptMs, d.LastError, d.Done, string(run), id)
 		return oneRow(res, err, "update delivery of", run, id)
 	})
@@ -239,4 +239,37 @@ func (c *ControlPlane) PendingPushConfigs(ctx context.Context, nowMs int64, limi
 		return out, "", c.wrap("pending push configs", err)
 	}
 	return out[:limit], controlplane.PushPositionOf(&out[limit-1]).Encode(), nil
+}
+
+// LeasePushDelivery implements [sortie.PushStore.LeasePushDelivery] with
+// one conditional UPDATE in a write transaction.
+func (c *ControlPlane) LeasePushDelivery(ctx context.Context, run sortie.RunID, id, owner string, nowMs, untilMs int64) (*sortie.PushConfig, error) {
+	if err := controlplane.CheckPushLease(run, id, owner, nowMs, untilMs); err != nil {
+		return nil, err
+	}
+	if err := c.ready("lease push delivery"); err != nil {
+		return nil, err
+	}
+	var got *sortie.PushConfig
+	err := c.write(ctx, func(ctx context.Context, tx *stmtCache) error {
+		res, err := tx.ExecContext(ctx, `UPDATE push_configs SET lease_owner = ?, lease_until_ms = ?
+			WHERE run_id = ? AND id = ? AND done = 0 AND (lease_owner = '' OR lease_until_ms <= ? OR lease_owner = ?)`,
+			owner, untilMs, string(run), id, nowMs, owner)
+		if err = oneRow(res, err, "lease", run, id); err == nil {
+			got, err = loadPush(ctx, tx, run, id)
+			return err
+		}
+		if !errors.Is(err, sortie.ErrNotFound) {
+			return err
+		}
+		var holder string
+		var until int64
+		var done bool
+		row := tx.QueryRowContext(ctx, `SELECT lease_owner, lease_until_ms, done FROM push_configs WHERE run_id = ? AND id = ?`, string(run), id)
+		if serr := row.Scan(&holder, &until, &done); serr != nil {
+			return err // no such configuration
+		}
+		return controlplane.PushLeaseConflict(run, id, done, holder, until)
+	})
+	return got, c.wrap("lease push delivery", err)
 }

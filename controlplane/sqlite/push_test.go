@@ -60,7 +60,7 @@ func TestOpenMigratesFirstReleaseFile(t *testing.T) {
 	if err != nil {
 		t.Fatalf("PutPushConfig on the migrated file = %v, want success", err)
 	}
-	if diff := cmp.Diff([]int{1, 2, 3, 4, 5}, schemaVersions(t, path)); diff != "" {
+	if diff := cmp.Diff([]int{1, 2, 3, 4, 5, 6}, schemaVersions(t, path)); diff != "" {
 		t.Errorf("schema_version after migrating (-want +got):\n%s", diff)
 	}
 	again.Close()
@@ -130,7 +130,7 @@ func TestOpenMigratesSecondReleaseFile(t *testing.T) {
 			if err != nil || cmp.Diff(stored, got) != "" {
 				t.Errorf("GetPushConfig after migrating = %v, diff (-stored +got):\n%s", err, cmp.Diff(stored, got))
 			}
-			if diff := cmp.Diff([]int{1, 2, 3, 4, 5}, schemaVersions(t, path)); diff != "" {
+			if diff := cmp.Diff([]int{1, 2, 3, 4, 5, 6}, schemaVersions(t, path)); diff != "" {
 				t.Errorf("schema_version after migrating (-want +got):\n%s", diff)
 			}
 			cfg := *stored

@@ -79,6 +79,9 @@ var migrations = []migration{
 		value BLOB NOT NULL
 	) WITHOUT ROWID;
 	INSERT OR IGNORE INTO store (name, value) VALUES ('page_token_key', randomblob(32));`},
+	// Version 6: a push configuration's delivery lease (hosts sharing the
+	// file deliver each version once).
+	{apply: addPushLeaseColumns},
 }
 
 // batchEvents creates event_batches, one row per AppendEvents call (a
@@ -112,11 +115,27 @@ var pushColumnsV3 = []struct{ name, decl string }{
 	{"sealed_token", "sealed_token BLOB"},
 }
 
+// pushColumnsV6 are the columns version 6 adds to push_configs: the
+// delivery lease's owner (” for none) and end, Unix ms.
+var pushColumnsV6 = []struct{ name, decl string }{
+	{"lease_owner", "lease_owner TEXT NOT NULL DEFAULT ''"},
+	{"lease_until_ms", "lease_until_ms INTEGER NOT NULL DEFAULT 0"},
+}
+
+func addPushLeaseColumns(ctx context.Context, conn *sql.Conn) error {
+	return addColumns(ctx, conn, "push_configs", pushColumnsV6)
+}
+
 // addPushColumns adds the columns of pushColumnsV3 that push_configs
 // lacks, so the step is harmless on a file that has some or all of them.
 func addPushColumns(ctx context.Context, conn *sql.Conn) error {
+	return addColumns(ctx, conn, "push_configs", pushColumnsV3)
+}
+
+// addColumns adds the columns of cols that table lacks.
+func addColumns(ctx context.Context, conn *sql.Conn, table string, cols []struct{ name, decl string }) error {
 	have := map[string]bool{}
-	rows, err := conn.QueryContext(ctx, `SELECT name FROM pragma_table_info('push_configs')`)
+	rows, err := conn.QueryContext(ctx, `SELECT name FROM pragma_table_info(?)`, table)
 	if err != nil {
 		return err
 	}
@@ -131,11 +150,11 @@ func addPushColumns(ctx context.Context, conn *sql.Conn) error {
 	if err := errors.Join(rows.Err(), rows.Close()); err != nil {
 		return err
 	}
-	for _, c := range pushColumnsV3 {
+	for _, c := range cols {
 		if have[c.name] {
 			continue
 		}
-		if _, err := conn.ExecContext(ctx, `ALTER TABLE push_configs ADD COLUMN `+c.decl); err != nil {
+		if _, err := conn.ExecContext(ctx, `ALTER TABLE `+table+` ADD COLUMN `+c.decl); err != nil {
 			return err
 		}
 	}

@@ -11,7 +11,10 @@
 // constant time, refuses a timestamp further than the tolerance (default
 // 5 minutes) from its clock, and then records the message ID in a
 // [ReplayCache] so the same message is accepted once; [MemoryReplayCache]
-// is the in-memory, size-bounded implementation.
+// is the in-memory, size-bounded implementation, and a
+// [StoreReplayCache] (controlplane/dynamo's ReplayCache, in the table
+// every replica shares) is one in a store that may fail, which
+// [Verifier.VerifyContext] asks with the request's context.
 //
 // Message IDs are limited to printable ASCII without spaces or '.', so the
 // signed content "id.timestamp.body" splits one way only.

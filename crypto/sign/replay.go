@@ -2,6 +2,7 @@ package sign
 
 import (
 	"container/heap"
+	"context"
 	"sync"
 	"time"
 )
@@ -12,6 +13,16 @@ type ReplayCache interface {
 	// recorded with an expiry still ahead. It must be safe for concurrent
 	// use, and atomic: of two concurrent calls with one id, one sees it.
 	Seen(id string, expiry time.Time) bool
+}
+
+// StoreReplayCache is a [ReplayCache] kept in a store that may fail (a
+// database shared by several verifiers): [Verifier.VerifyContext] calls
+// SeenContext instead of Seen, and refuses the message with
+// [ErrReplayCache] when it fails.
+type StoreReplayCache interface {
+	ReplayCache
+	// SeenContext is Seen with a context and the store's error.
+	SeenContext(ctx context.Context, id string, expiry time.Time) (bool, error)
 }
 
 // MemoryReplayCacheOptions configures a [MemoryReplayCache]. A nil

@@ -47,6 +47,10 @@ var (
 	ErrSignature = errors.New("no valid webhook signature")
 	// ErrReplay: a message with this ID was already accepted.
 	ErrReplay = errors.New("webhook message replayed")
+	// ErrReplayCache: the replay cache could not tell whether the message
+	// was accepted before (its store failed); the message is not accepted
+	// and a sender may send it again.
+	ErrReplayCache = errors.New("webhook replay cache unavailable")
 )
 
 // ParseSecret decodes a secret: "whsec_" followed by the standard base64

@@ -2,6 +2,7 @@ package sign_test
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"net/http"
 	"net/http/httptest"
@@ -204,5 +205,25 @@ func TestSecretsAreChecked(t *testing.T) {
 	}
 	if k, err := sign.ParseSecret(strings.TrimPrefix(specSecret, sign.SecretPrefix)); err != nil || len(k) != 24 {
 		t.Errorf("ParseSecret(without prefix) = %d bytes, %v; want 24", len(k), err)
+	}
+}
+
+// failingStore is a StoreReplayCache whose store is down.
+type failingStore struct{ sign.ReplayCache }
+
+func (failingStore) SeenContext(context.Context, string, time.Time) (bool, error) {
+	return false, errors.New("store down")
+}
+
+// With a store that cannot answer, a valid message is refused with
+// ErrReplayCache (the sender may send it again), never accepted unchecked.
+func TestReplayStoreFailureRefuses(t *testing.T) {
+	v, err := sign.NewVerifier([]string{specSecret}, &sign.VerifierOptions{Now: at(specTS),
+		Replay: failingStore{sign.NewMemoryReplayCache(nil)}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := v.VerifyContext(t.Context(), specHeader(specSig), []byte(specBody)); !errors.Is(err, sign.ErrReplayCache) || errors.Is(err, sign.ErrReplay) {
+		t.Errorf("VerifyContext with a failing replay store = %v, want ErrReplayCache", err)
 	}
 }

@@ -1,6 +1,7 @@
 package sign
 
 import (
+	"context"
 	"crypto/hmac"
 	"encoding/base64"
 	"fmt"
@@ -64,8 +65,14 @@ func NewVerifier(secrets []string, opts *VerifierOptions) (*Verifier, error) {
 // within the tolerance, a "v1" signature (in constant time) by one of the
 // secrets, and then that the ID was not accepted before. Signatures of
 // other versions are ignored. Errors wrap [ErrMissingHeader],
-// [ErrTimestamp], [ErrSignature] or [ErrReplay].
+// [ErrTimestamp], [ErrSignature], [ErrReplay] or [ErrReplayCache].
 func (v *Verifier) Verify(h http.Header, body []byte) error {
+	return v.VerifyContext(context.Background(), h, body)
+}
+
+// VerifyContext is [Verifier.Verify] with a context for a
+// [StoreReplayCache]'s call.
+func (v *Verifier) VerifyContext(ctx context.Context, h http.Header, body []byte) error {
 	id := h.Get(HeaderID)
 	if err := checkID(id); err != nil {
 		return fmt.Errorf("verify webhook: %w", err)
@@ -81,10 +88,22 @@ func (v *Verifier) Verify(h http.Header, body []byte) error {
 	if !v.signed(strings.Fields(sigs), id, ts, body) {
 		return fmt.Errorf("verify webhook %s: %w", id, ErrSignature)
 	}
-	if v.replay.Seen(id, time.Unix(ts, 0).Add(v.tolerance)) {
+	seen, err := v.seen(ctx, id, time.Unix(ts, 0).Add(v.tolerance))
+	switch {
+	case err != nil:
+		return fmt.Errorf("verify webhook %s: %w: %w", id, ErrReplayCache, err)
+	case seen:
 		return fmt.Errorf("verify webhook %s: %w", id, ErrReplay)
 	}
 	return nil
+}
+
+// seen asks the replay cache, through SeenContext when it has one.
+func (v *Verifier) seen(ctx context.Context, id string, expiry time.Time) (bool, error) {
+	if s, ok := v.replay.(StoreReplayCache); ok {
+		return s.SeenContext(ctx, id, expiry)
+	}
+	return v.replay.Seen(id, expiry), nil
 }
 
 // timestamp parses the header (Unix seconds) and checks the tolerance.
@@ -137,7 +156,7 @@ func (v *Verifier) VerifyRequest(r *http.Request, maxBytes int64) ([]byte, error
 	if int64(len(body)) > maxBytes {
 		return nil, sortie.Invalidf("body", "over %d bytes", maxBytes)
 	}
-	if err := v.Verify(r.Header, body); err != nil {
+	if err := v.VerifyContext(r.Context(), r.Header, body); err != nil {
 		return nil, err
 	}
 	return body, nil

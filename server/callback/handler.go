@@ -54,7 +54,8 @@ type HandlerOptions struct {
 	// Replay remembers the webhook-id of every accepted request until its
 	// timestamp leaves the tolerance. Optional; defaults to a
 	// [sign.MemoryReplayCache] of 100,000 IDs. Hosts behind a load
-	// balancer share one store.
+	// balancer share one store (a [sign.StoreReplayCache] such as
+	// controlplane/dynamo's ReplayCache; its failure answers 503).
 	Replay sign.ReplayCache
 	// Logger receives one line per refused request (never a token, secret
 	// or body). Optional; defaults to slog.Default().
@@ -189,7 +190,7 @@ func (h *Handler) authenticate(r *http.Request, body []byte) (*Claims, *apiError
 	if err != nil {
 		return &c, &apiError{http.StatusInternalServerError, wire.CodeInternal, "the attempt secret could not be used", ""}
 	}
-	if err := v.Verify(r.Header, body); err != nil {
+	if err := v.VerifyContext(r.Context(), r.Header, body); err != nil {
 		return &c, verifyError(err)
 	}
 	return &c, nil
@@ -204,6 +205,8 @@ func verifyError(err error) *apiError {
 		return unauthorized(CodeTimestamp, err.Error())
 	case errors.Is(err, sign.ErrReplay):
 		return unauthorized(CodeReplayed, err.Error())
+	case errors.Is(err, sign.ErrReplayCache):
+		return &apiError{http.StatusServiceUnavailable, wire.CodeUnavailable, "the replay cache is unavailable; send the request again", ""}
 	}
 	return unauthorized(CodeBadSignature, "no valid signature by this attempt's secret")
 }

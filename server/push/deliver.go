@@ -32,7 +32,7 @@ type job struct {
 // records the outcome. A delivery interrupted by Shutdown records nothing.
 func (d *Dispatcher) deliver(ctx context.Context, k cfgKey) {
 	j, ok := d.due(ctx, k)
-	if !ok {
+	if !ok || !d.lease(ctx, &j) {
 		return
 	}
 	prev := j.cfg.Delivery
@@ -53,6 +53,7 @@ func (d *Dispatcher) deliver(ctx context.Context, k cfgKey) {
 	status, err := d.post(ctx, j, signer, now)
 	if err != nil && d.base.Err() != nil {
 		d.log.Debug("push: delivery interrupted by shutdown; it stays pending", "run", k.run, "config", k.id)
+		d.release(ctx, j)
 		return
 	}
 	d.record(ctx, j, d.outcome(j, status, err, now))
@@ -88,6 +89,46 @@ func (d *Dispatcher) due(ctx context.Context, k cfgKey) (job, bool) {
 	j.fp = fingerprint(j.pub)
 	return j, d.wants(cfg, run, j.fp)
 }
+
+// lease takes j's delivery lease for this dispatcher, so of the hosts
+// sharing the store one delivers each version, and takes the
+// configuration as the lease returns it: it reports whether the delivery
+// is still to be made (another host may have made it meanwhile). Another
+// host's live lease, or a configuration done or deleted, ends this pass;
+// the sweep looks again.
+func (d *Dispatcher) lease(ctx context.Context, j *job) bool {
+	now := d.nowMs()
+	cfg, err := d.store.LeasePushDelivery(ctx, j.k.run, j.k.id, d.o.Owner, now, now+d.leaseMs())
+	switch {
+	case errors.Is(err, sortie.ErrNotFound):
+		d.forget(j.k)
+		return false
+	case errors.Is(err, sortie.ErrConflict):
+		d.log.Debug("push: another host delivers, or nothing is left to deliver", "run", j.k.run, "config", j.k.id)
+		return false
+	case err != nil:
+		if ctx.Err() == nil {
+			d.log.Warn("push: lease configuration", "run", j.k.run, "config", j.k.id, "error", err)
+		}
+		return false
+	}
+	j.cfg = cfg
+	return d.wants(cfg, j.run, j.fp)
+}
+
+// release ends j's lease without recording anything new (the progress as
+// it was), so the next host need not wait for the lease to end.
+func (d *Dispatcher) release(ctx context.Context, j job) {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), d.o.RequestTimeout)
+	defer cancel()
+	if err := d.store.UpdatePushDelivery(ctx, j.k.run, j.k.id, j.cfg.Delivery); err != nil && !errors.Is(err, sortie.ErrNotFound) {
+		d.log.Warn("push: release the delivery lease; another host delivers once it ends", "run", j.k.run, "config", j.k.id, "error", err)
+	}
+}
+
+// leaseMs is how long a delivery lease lasts, in ms: long enough for the
+// request and the record of its outcome.
+func (d *Dispatcher) leaseMs() int64 { return (2*d.o.RequestTimeout + 5*time.Second).Milliseconds() }
 
 // post sends the signed message, in the configuration's format and with
 // its token, and returns the response status; at most MaxResponseBytes of

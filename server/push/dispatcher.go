@@ -2,6 +2,8 @@ package push
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/base64"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -113,6 +115,11 @@ type Options struct {
 	// Now is the clock of timestamps, backoffs and due times. Optional;
 	// defaults to time.Now.
 	Now func() time.Time
+	// Owner names this dispatcher in the delivery leases it takes
+	// (sortie.PushStore.LeasePushDelivery), 1-128 bytes: of the hosts
+	// sharing a store, one delivers each version. Optional; defaults to a
+	// random name per dispatcher.
+	Owner string
 }
 
 // withDefaults returns o with defaults applied, or a
@@ -158,6 +165,11 @@ func (o *Options) withDefaults() (Options, error) {
 	}
 	if r.Now == nil {
 		r.Now = time.Now
+	}
+	if r.Owner == "" {
+		b := make([]byte, 9)
+		rand.Read(b)
+		r.Owner = "dispatcher-" + base64.RawURLEncoding.EncodeToString(b)
 	}
 	return r, nil
 }

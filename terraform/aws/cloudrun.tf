@@ -60,7 +60,7 @@ data "aws_iam_policy_document" "cloudrun_worker" {
     condition {
       test     = "ForAllValues:StringLike"
       variable = "dynamodb:LeadingKeys"
-      values   = ["RUN#*", "IDEM#*", "IDEMX#*", "CTL#*"]
+      values   = ["RUN#*", "IDEM#*", "IDEMX#*", "CTL#*", "RPL#*"]
     }
   }
 }

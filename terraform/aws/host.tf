@@ -64,7 +64,7 @@ data "aws_iam_policy_document" "host" {
     condition {
       test     = "ForAllValues:StringLike"
       variable = "dynamodb:LeadingKeys"
-      values   = ["RUN#*", "IDEM#*", "IDEMX#*", "CTL#*"]
+      values   = ["RUN#*", "IDEM#*", "IDEMX#*", "CTL#*", "RPL#*"]
     }
   }
   statement {

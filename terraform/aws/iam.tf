@@ -5,7 +5,7 @@
 # (logs, SQS polling, the on-failure destination) named in the test.
 #
 # Item actions are limited by dynamodb:LeadingKeys to the control plane's
-# partitions (dynamo.KeyPrefixes: RUN#…, IDEM#…, IDEMX#…, CTL#…); index
+# partitions (dynamo.KeyPrefixes: RUN#…, IDEM#…, IDEMX#…, CTL#…, RPL#…); index
 # queries cannot be (index partitions are agents, states, shards and
 # context IDs), so only the reconciler and the trigger get them, on this
 # table's indexes only.
@@ -67,7 +67,7 @@ data "aws_iam_policy_document" "worker" {
     condition {
       test     = "ForAllValues:StringLike"
       variable = "dynamodb:LeadingKeys"
-      values   = ["RUN#*", "IDEM#*", "IDEMX#*", "CTL#*"]
+      values   = ["RUN#*", "IDEM#*", "IDEMX#*", "CTL#*", "RPL#*"]
     }
   }
   statement {
@@ -100,7 +100,7 @@ data "aws_iam_policy_document" "reconciler" {
     condition {
       test     = "ForAllValues:StringLike"
       variable = "dynamodb:LeadingKeys"
-      values   = ["RUN#*", "IDEM#*", "IDEMX#*", "CTL#*"]
+      values   = ["RUN#*", "IDEM#*", "IDEMX#*", "CTL#*", "RPL#*"]
     }
   }
   statement {
@@ -148,7 +148,7 @@ data "aws_iam_policy_document" "trigger" {
     condition {
       test     = "ForAllValues:StringLike"
       variable = "dynamodb:LeadingKeys"
-      values   = ["RUN#*", "IDEM#*", "IDEMX#*", "CTL#*"]
+      values   = ["RUN#*", "IDEM#*", "IDEMX#*", "CTL#*", "RPL#*"]
     }
   }
   statement {
