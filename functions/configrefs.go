@@ -200,8 +200,11 @@ func (r *ConfigRef) checkSource(field func(string) string) error {
 
 // CheckConfigRefs implements [sortie.ConfigRefChecker]: every ID must be
 // in the allowlist and allowed for agent, and no two may set one
-// variable.
+// variable. A nil allowlist refuses every ID.
 func (c *ConfigRefs) CheckConfigRefs(agent string, refs []string) error {
+	if c == nil {
+		c = &ConfigRefs{}
+	}
 	vars := map[string]string{}
 	for _, id := range refs {
 		ref, ok := c.Refs[id]

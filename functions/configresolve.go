@@ -8,6 +8,7 @@ import (
 	"os"
 	"regexp"
 	"strings"
+	"sync"
 	"unicode/utf8"
 
 	"github.com/sortie-run/sortie"
@@ -39,6 +40,29 @@ func (e *SecretError) Error() string { return e.Code }
 
 // Unwrap returns the sentinel.
 func (e *SecretError) Unwrap() error { return e.Err }
+
+// LazySecretSource returns a source that makes its underlying source with
+// open on its first Secret call, so a worker host needs no store client
+// (nor credentials) until an attempt names a reference of that store. A
+// failed open makes every call fail with a [*SecretError] "NoClient".
+func LazySecretSource(open func(ctx context.Context) (SecretSource, error)) SecretSource {
+	return &lazySource{open: open}
+}
+
+type lazySource struct {
+	open func(ctx context.Context) (SecretSource, error)
+	once sync.Once
+	src  SecretSource
+	err  error
+}
+
+func (l *lazySource) Secret(ctx context.Context, name string) ([]byte, error) {
+	l.once.Do(func() { l.src, l.err = l.open(context.WithoutCancel(ctx)) })
+	if l.err != nil {
+		return nil, &SecretError{Code: "NoClient"}
+	}
+	return l.src.Secret(ctx, name)
+}
 
 // gcpSecretPattern is a Secret Manager secret or secret version name.
 var gcpSecretPattern = regexp.MustCompile(`^projects/[^/]+/secrets/[^/]+(/versions/[^/]+)?$`)

@@ -193,8 +193,8 @@ func cmpOr(d, def time.Duration) time.Duration {
 }
 
 // Validate checks c without opening anything but the Runtimes and
-// ConfigRefs files. It
-// returns a [*sortie.ValidationError] naming the field.
+// ConfigRefs files. It returns a [*sortie.ValidationError] naming the
+// field.
 func (c *Config) Validate() error {
 	switch {
 	case strings.TrimSpace(c.StateDir) == "":
@@ -224,7 +224,7 @@ func (c *Config) Validate() error {
 	if err := c.checkRuntimes(); err != nil {
 		return err
 	}
-	if _, err := c.loadConfigRefs(); err != nil {
+	if err := c.checkConfigRefs(); err != nil {
 		return err
 	}
 	return c.API.validate(c)

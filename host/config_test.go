@@ -8,6 +8,7 @@ import (
 
 	"github.com/sortie-run/sortie"
 	"github.com/sortie-run/sortie/destination"
+	"github.com/sortie-run/sortie/functions/triggers"
 	"github.com/sortie-run/sortie/host"
 	"github.com/sortie-run/sortie/host/awshost"
 	"github.com/sortie-run/sortie/host/gcphost"
@@ -35,6 +36,8 @@ func TestValidateNamesTheField(t *testing.T) {
 		{"exec agent the allowlist lacks", host.Config{StateDir: dir, Agents: exec, Runtimes: "../examples/runtimes.json"}, "Runtimes"},
 		{"short token", host.Config{StateDir: dir, API: &host.API{Tokens: []string{"short"}}}, "API.Tokens"},
 		{"callbacks without a URL", host.Config{StateDir: dir, API: &host.API{WorkerCallbacks: true}}, "API.CallbackURL"},
+		{"missing config refs file", host.Config{StateDir: dir, ConfigRefs: filepath.Join(dir, "none.json")}, "ConfigRefs"},
+		{"trigger rules naming an unknown reference", host.Config{StateDir: dir, API: &host.API{TriggerRules: refRules(t)}}, "API.TriggerRules"},
 		{"callbacks over plain HTTP off loopback", host.Config{StateDir: dir,
 			API: &host.API{WorkerCallbacks: true, PublicURL: "http://sortie.internal:7780"}}, "API.CallbackURL"},
 		{"callbacks to a URL that is no http(s)", host.Config{StateDir: dir,
@@ -111,4 +114,16 @@ func TestServeRefusesAnOpenAPIOffLoopback(t *testing.T) {
 	if !errors.As(err, &ve) || ve.Field != "API.Tokens" {
 		t.Errorf("Serve(a listener on 10.0.0.1 without tokens) = %v, want a *sortie.ValidationError naming API.Tokens", err)
 	}
+}
+
+// refRules are trigger rules whose one rule names configuration
+// reference "db".
+func refRules(t *testing.T) *triggers.Rules {
+	t.Helper()
+	r, err := triggers.ParseRules([]byte(`{"version":"sortie.triggers/v1","rules":[
+		{"name":"a","match":{"kind":"s3"},"agent":"probe","config_refs":["db"]}]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
 }

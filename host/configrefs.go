@@ -4,7 +4,6 @@ import (
 	"context"
 	"os"
 	"path/filepath"
-	"sync"
 
 	secretmanager "cloud.google.com/go/secretmanager/apiv1"
 	"github.com/aws/aws-sdk-go-v2/config"
@@ -30,6 +29,21 @@ func (c *Config) loadConfigRefs() (*functions.ConfigRefs, error) {
 		return nil, sortie.Invalidf("ConfigRefs", "%v", err)
 	}
 	return refs, nil
+}
+
+// checkConfigRefs loads the ConfigRefs allowlist and refuses trigger
+// rules naming a reference it does not allow.
+func (c *Config) checkConfigRefs() error {
+	refs, err := c.loadConfigRefs()
+	if err != nil {
+		return err
+	}
+	if c.API != nil && c.API.TriggerRules != nil {
+		if err := c.API.TriggerRules.CheckConfigRefs(refs); err != nil {
+			return sortie.Invalidf("API.TriggerRules", "%v", err)
+		}
+	}
+	return nil
 }
 
 // workerConfigRefs is the allowlist a local worker resolves through, with
@@ -71,35 +85,19 @@ func (c *Config) configRefsEnv() ([]string, error) {
 // process's default credentials, each client made on first use.
 func defaultSecrets() map[string]functions.SecretSource {
 	return map[string]functions.SecretSource{
-		functions.SourceAWSSecret: &lazySource{open: func(ctx context.Context) (functions.SecretSource, error) {
+		functions.SourceAWSSecret: functions.LazySecretSource(func(ctx context.Context) (functions.SecretSource, error) {
 			cfg, err := config.LoadDefaultConfig(ctx)
 			if err != nil {
 				return nil, err
 			}
 			return awssecrets.New(secretsmanager.NewFromConfig(cfg)), nil
-		}},
-		functions.SourceGCPSecret: &lazySource{open: func(ctx context.Context) (functions.SecretSource, error) {
-			c, err := secretmanager.NewClient(context.WithoutCancel(ctx))
+		}),
+		functions.SourceGCPSecret: functions.LazySecretSource(func(ctx context.Context) (functions.SecretSource, error) {
+			c, err := secretmanager.NewClient(ctx)
 			if err != nil {
 				return nil, err
 			}
 			return gcpsecrets.New(c), nil
-		}},
+		}),
 	}
-}
-
-// lazySource makes its source on the first Secret call.
-type lazySource struct {
-	open func(ctx context.Context) (functions.SecretSource, error)
-	once sync.Once
-	src  functions.SecretSource
-	err  error
-}
-
-func (l *lazySource) Secret(ctx context.Context, name string) ([]byte, error) {
-	l.once.Do(func() { l.src, l.err = l.open(ctx) })
-	if l.err != nil {
-		return nil, &functions.SecretError{Code: "NoClient"}
-	}
-	return l.src.Secret(ctx, name)
 }

@@ -59,6 +59,15 @@ const (
 	// loopback address is an emulator's: plaintext gRPC without
 	// credentials. Optional; defaults to Cloud KMS.
 	EnvKMSEndpoint = "SORTIE_KMS_ENDPOINT"
+	// EnvConfigRefs is the allowlist of configuration references
+	// (functions.LoadConfigRefs): the path of its file in the image, or
+	// the JSON document itself (the terraform module sets that).
+	// Optional; without it every reference is refused.
+	EnvConfigRefs = "SORTIE_CONFIG_REFS"
+	// EnvSecretManagerEndpoint overrides the Secret Manager endpoint of
+	// "gcp_secret" references, host:port; a loopback address is an
+	// emulator's (plaintext gRPC without credentials). Optional.
+	EnvSecretManagerEndpoint = "SORTIE_SECRETMANAGER_ENDPOINT"
 	// EnvConfigEnv is the inline configuration's environment allowlist,
 	// comma-separated names, as the Lambda function reads it. Optional;
 	// defaults to none (every configuration is refused).
@@ -120,6 +129,11 @@ type Env struct {
 	// destination.EnvAllow and its siblings; with none set, the zero
 	// policy: handlers reach no destination.
 	Destinations *destination.Policy
+	// ConfigRefs is the allowlist of configuration references of
+	// [EnvConfigRefs] (its Secrets not set), nil without one;
+	// SecretManagerEndpoint overrides the Secret Manager endpoint.
+	ConfigRefs            *functions.ConfigRefs
+	SecretManagerEndpoint string
 }
 
 // LoadEnv reads the Env* variables through getenv (os.Getenv) and
@@ -167,6 +181,12 @@ func LoadEnv(getenv func(string) string) (*Env, error) {
 		return nil, err
 	}
 	e.Destinations = p
+	e.SecretManagerEndpoint = getenv(EnvSecretManagerEndpoint)
+	if v := getenv(EnvConfigRefs); v != "" {
+		if e.ConfigRefs, err = functions.LoadConfigRefs(v); err != nil {
+			return nil, sortie.Invalidf(EnvConfigRefs, "%v", err)
+		}
+	}
 	return e, nil
 }
 

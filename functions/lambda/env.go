@@ -44,6 +44,14 @@ const (
 	EnvLambdaEndpoint = "SORTIE_LAMBDA_ENDPOINT"
 	// EnvLogLevel is debug, info, warn or error. Optional; defaults to info.
 	EnvLogLevel = "SORTIE_LOG_LEVEL"
+	// EnvConfigRefs is the allowlist of configuration references
+	// (functions.LoadConfigRefs): the path of its file in the deployment
+	// package, or the JSON document itself (the terraform module sets
+	// that). Optional; without it every reference is refused.
+	EnvConfigRefs = "SORTIE_CONFIG_REFS"
+	// EnvSecretsManagerEndpoint overrides the Secrets Manager endpoint URL
+	// of "aws_secret" references. Optional.
+	EnvSecretsManagerEndpoint = "SORTIE_SECRETSMANAGER_ENDPOINT"
 	// EnvTriggerRules is the path of the trigger rules file in the
 	// deployment package (host configuration, never from an event).
 	// Required in trigger mode.
@@ -64,6 +72,11 @@ type Env struct {
 	Destinations *destination.Policy
 	// WorkerMaxEventAge is [EnvWorkerMaxEventAge]; 0 means the default.
 	WorkerMaxEventAge time.Duration
+	// ConfigRefs is the allowlist of configuration references of
+	// [EnvConfigRefs] (its Secrets not set), nil without one;
+	// SecretsManagerEndpoint overrides the Secrets Manager endpoint.
+	ConfigRefs             *functions.ConfigRefs
+	SecretsManagerEndpoint string
 }
 
 // LoadEnv reads the Env* variables through getenv (os.Getenv) and
@@ -100,6 +113,12 @@ func LoadEnv(getenv func(string) string) (*Env, error) {
 	}
 	if e.Destinations, err = destination.FromEnv(getenv); err != nil {
 		return nil, err
+	}
+	e.SecretsManagerEndpoint = getenv(EnvSecretsManagerEndpoint)
+	if v := getenv(EnvConfigRefs); v != "" {
+		if e.ConfigRefs, err = functions.LoadConfigRefs(v); err != nil {
+			return nil, sortie.Invalidf(EnvConfigRefs, "%v", err)
+		}
 	}
 	return e, nil
 }

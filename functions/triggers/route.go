@@ -230,7 +230,7 @@ func (ru *rule) request(ev *Event) (*sortie.SubmitRequest, error) {
 	if err != nil {
 		return nil, sortie.Invalidf(fmt.Sprintf("rules[%d].variables", ru.index), "rule %q: %v", ru.name, err)
 	}
-	req := &sortie.SubmitRequest{Agent: ru.agent, Variables: b,
+	req := &sortie.SubmitRequest{Agent: ru.agent, Variables: b, ConfigRefs: ru.refs,
 		Labels: map[string]string{"trigger.rule": ru.name, "trigger.kind": string(ev.Kind)}}
 	if ru.contextID != nil {
 		if req.ContextID, err = ru.contextID.text(ev); err != nil {

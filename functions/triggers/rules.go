@@ -32,7 +32,7 @@ const (
 //	             "fields": {"s3.bucket.name": "uploads-*"}},
 //	   "agent": "thumbnailer",
 //	   "variables": {"bucket": "${s3.bucket.name}", "key": "${s3.object.key}"},
-//	   "context_id": "${s3.bucket.name}"}]}
+//	   "context_id": "${s3.bucket.name}", "config_refs": ["image-api"]}]}
 //
 // Rules are tried in order; every rule that matches starts its own run.
 type RulesFile struct {
@@ -53,6 +53,9 @@ type RuleSpec struct {
 	Variables json.RawMessage `json:"variables,omitempty"`
 	// ContextID is a template for the run's context ID. Optional.
 	ContextID string `json:"context_id,omitempty"`
+	// ConfigRefs name the configuration references of the runs the rule
+	// starts: IDs of the host's allowlist (not templates). Optional.
+	ConfigRefs []string `json:"config_refs,omitempty"`
 }
 
 // MatchSpec selects events; every criterion given must hold, and at least
@@ -79,6 +82,7 @@ type rule struct {
 	index     int
 	name      string
 	agent     string
+	refs      []string
 	kind      Kind
 	source    glob
 	typ       glob
@@ -94,6 +98,27 @@ type fieldMatch struct {
 
 // Len returns the number of rules.
 func (r *Rules) Len() int { return len(r.rules) }
+
+// CheckConfigRefs checks every rule's configuration references against
+// the host's allowlist, so a rule naming one the host does not allow for
+// its agent is refused when the rules are loaded, not at each event. It
+// returns a [*sortie.ValidationError] for field "rules[N].config_refs";
+// a nil c refuses every reference.
+func (r *Rules) CheckConfigRefs(c sortie.ConfigRefChecker) error {
+	for _, ru := range r.rules {
+		if len(ru.refs) == 0 {
+			continue
+		}
+		err := sortie.Invalidf("config_refs", "%q: this host has no configuration references", ru.refs[0])
+		if c != nil {
+			err = c.CheckConfigRefs(ru.agent, ru.refs)
+		}
+		if err != nil {
+			return sortie.Invalidf(fmt.Sprintf("rules[%d].config_refs", ru.index), "rule %q: %v", ru.name, err)
+		}
+	}
+	return nil
+}
 
 var ruleName = regexp.MustCompile(`^[a-z0-9][a-z0-9._-]{0,62}$`)
 
@@ -169,7 +194,10 @@ func compileRule(i int, raw json.RawMessage) (*rule, error) {
 	if err := (&sortie.SubmitRequest{Agent: spec.Agent}).Validate(); err != nil {
 		return nil, bad(".agent", "%v", err)
 	}
-	r := &rule{index: i, name: spec.Name, agent: spec.Agent}
+	if err := (&sortie.SubmitRequest{Agent: spec.Agent, ConfigRefs: spec.ConfigRefs}).Validate(); err != nil {
+		return nil, bad(".config_refs", "%v", err)
+	}
+	r := &rule{index: i, name: spec.Name, agent: spec.Agent, refs: spec.ConfigRefs}
 	if err := r.compileMatch(spec.Match, bad); err != nil {
 		return nil, err
 	}

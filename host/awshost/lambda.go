@@ -12,9 +12,11 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/credentials"
+	"github.com/aws/aws-sdk-go-v2/service/secretsmanager"
 
 	"github.com/sortie-run/sortie"
 	"github.com/sortie-run/sortie/functions"
+	"github.com/sortie-run/sortie/functions/awssecrets"
 	fnlambda "github.com/sortie-run/sortie/functions/lambda"
 	"github.com/sortie-run/sortie/functions/triggers"
 	lambdalauncher "github.com/sortie-run/sortie/launchers/lambda"
@@ -83,7 +85,7 @@ func Function(ctx context.Context, env *fnlambda.Env, reg *functions.Registry, a
 	if env.Mode == fnlambda.ModeTrigger {
 		return h.triggerHandler(env, agents, log)
 	}
-	w := &functions.Worker{Registry: reg, Logger: log, Destinations: env.Destinations}
+	w := &functions.Worker{Registry: reg, Logger: log, Destinations: env.Destinations, ConfigRefs: h.configRefs(env)}
 	if s := h.Sealer(); s != nil {
 		w.InlineConfig = &functions.InlineConfig{Opener: s, Allow: env.ConfigEnv}
 	}
@@ -109,10 +111,17 @@ func Function(ctx context.Context, env *fnlambda.Env, reg *functions.Registry, a
 // to runs of agents, launched on env's worker function.
 func (h *Host) triggerHandler(env *fnlambda.Env, agents sortie.AgentCatalog, log *slog.Logger) (Handler, error) {
 	rules, err := triggers.LoadRules(env.TriggerRules)
+	if err == nil {
+		err = rules.CheckConfigRefs(env.ConfigRefs)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("awshost: %s: %w", fnlambda.EnvTriggerRules, err)
 	}
-	engine, err := h.Engine(agents, sortie.EngineOptions{Logger: log})
+	opts := sortie.EngineOptions{Logger: log}
+	if env.ConfigRefs != nil {
+		opts.ConfigRefs = env.ConfigRefs
+	}
+	engine, err := h.Engine(agents, opts)
 	if err != nil {
 		return nil, envError(err)
 	}
@@ -143,4 +152,19 @@ func envError(err error) error {
 		}
 	}
 	return err
+}
+
+// configRefs is env's allowlist of configuration references with the
+// function's Secrets Manager (nil without an allowlist).
+func (h *Host) configRefs(env *fnlambda.Env) *functions.ConfigRefs {
+	if env.ConfigRefs == nil {
+		return nil
+	}
+	refs := *env.ConfigRefs
+	refs.Secrets = map[string]functions.SecretSource{
+		functions.SourceAWSSecret: awssecrets.New(secretsmanager.NewFromConfig(h.aws, func(o *secretsmanager.Options) {
+			o.BaseEndpoint = endpoint(env.SecretsManagerEndpoint)
+		})),
+	}
+	return &refs
 }

@@ -8,12 +8,14 @@ import (
 	"path"
 
 	cloudrunapi "cloud.google.com/go/run/apiv2"
+	secretmanager "cloud.google.com/go/secretmanager/apiv1"
 	"github.com/aws/aws-sdk-go-v2/config"
 
 	"github.com/sortie-run/sortie"
 	"github.com/sortie-run/sortie/controlplane/sqlite"
 	"github.com/sortie-run/sortie/functions"
 	fncloudrun "github.com/sortie-run/sortie/functions/cloudrun"
+	"github.com/sortie-run/sortie/functions/gcpsecrets"
 	"github.com/sortie-run/sortie/host/awshost"
 	"github.com/sortie-run/sortie/launchers/cloudrun"
 )
@@ -43,7 +45,9 @@ type Container struct {
 
 // OpenContainer opens env's keyring and control plane and builds the
 // worker of reg's handlers under env's destination policy (closed unless
-// the environment allows destinations), logging to log (nil: slog.Default()). It makes
+// the environment allows destinations) and allowlist of configuration
+// references (its "gcp_secret" ones read from Secret Manager, the client
+// made when an attempt first needs it), logging to log (nil: slog.Default()). It makes
 // no call to Cloud KMS or AWS. A bad keyring is a [*sortie.ValidationError]
 // naming [fncloudrun.EnvKMSKeys]. The caller closes the container.
 func OpenContainer(ctx context.Context, env *fncloudrun.Env, reg *functions.Registry, log *slog.Logger) (*Container, error) {
@@ -59,7 +63,7 @@ func OpenContainer(ctx context.Context, env *fncloudrun.Env, reg *functions.Regi
 		ring.Close()
 		return nil, err
 	}
-	w := &functions.Worker{Registry: reg, Logger: log, Destinations: env.Destinations}
+	w := &functions.Worker{Registry: reg, Logger: log, Destinations: env.Destinations, ConfigRefs: configRefs(env)}
 	if ring != nil {
 		w.InlineConfig = &functions.InlineConfig{Opener: ring.Config, Allow: env.ConfigEnv}
 	}
@@ -159,4 +163,24 @@ func openJobs(ctx context.Context, job, endpoint string) (*cloudrun.JobsLauncher
 		return nil, nil, err
 	}
 	return l, closeAll, nil
+}
+
+// configRefs is env's allowlist of configuration references with a
+// Secret Manager source (nil without an allowlist).
+func configRefs(env *fncloudrun.Env) *functions.ConfigRefs {
+	if env.ConfigRefs == nil {
+		return nil
+	}
+	refs := *env.ConfigRefs
+	endpoint := env.SecretManagerEndpoint
+	refs.Secrets = map[string]functions.SecretSource{
+		functions.SourceGCPSecret: functions.LazySecretSource(func(ctx context.Context) (functions.SecretSource, error) {
+			c, err := secretmanager.NewClient(ctx, clientOptions(endpoint)...)
+			if err != nil {
+				return nil, err
+			}
+			return gcpsecrets.New(c), nil
+		}),
+	}
+	return &refs
 }

@@ -54,6 +54,9 @@ func NewService(ctx context.Context, env *fncloudrun.Env, c *Container, agents s
 		return s, nil
 	}
 	rules, err := triggers.LoadRules(env.TriggerRules)
+	if err == nil {
+		err = rules.CheckConfigRefs(env.ConfigRefs)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", fncloudrun.EnvTriggerRules, err)
 	}
@@ -65,6 +68,9 @@ func NewService(ctx context.Context, env *fncloudrun.Env, c *Container, agents s
 	opts := &sortie.EngineOptions{Logger: log}
 	if c.Keyring != nil {
 		opts.Sealer = c.Keyring.Config
+	}
+	if env.ConfigRefs != nil {
+		opts.ConfigRefs = env.ConfigRefs
 	}
 	engine := sortie.NewEngine(cp, l, agents, opts)
 	router := triggers.NewRouter(rules, engine, &triggers.Options{Logger: log})

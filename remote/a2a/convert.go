@@ -21,6 +21,11 @@ const (
 	ResumeAfterParam = "Sortie-Resume-After"
 	// MetaCursor is the event metadata key holding an event's cursor.
 	MetaCursor = "sortie/cursor"
+	// MetaConfigRefs is the message metadata key naming the configuration
+	// references of the run a message starts on a Sortie host: set
+	// [remote.CallRequest.Metadata][MetaConfigRefs] to a list of IDs of
+	// the host's allowlist.
+	MetaConfigRefs = sortie.MetaConfigRefs
 )
 
 var fromA2A = map[a2a.TaskState]remote.TaskState{

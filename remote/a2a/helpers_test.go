@@ -22,7 +22,13 @@ import (
 // side) on loopback and returns its URL and a transport.
 func newAgent(t *testing.T) (string, *ra2a.Transport, *remotetest.Host) {
 	t.Helper()
-	h := remotetest.New(t, nil)
+	return newAgentWith(t, nil)
+}
+
+// newAgentWith is newAgent with the host's options.
+func newAgentWith(t *testing.T, opts *remotetest.Options) (string, *ra2a.Transport, *remotetest.Host) {
+	t.Helper()
+	h := remotetest.New(t, opts)
 	handler, err := a2aserver.New(h.Engine, slices.Collect(maps.Values(h.Agents)), &a2aserver.Options{PollInterval: 10 * time.Millisecond})
 	if err != nil {
 		t.Fatalf("a2aserver.New = %v", err)

@@ -8,7 +8,10 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/sortie-run/sortie"
+	"github.com/sortie-run/sortie/functions"
 	"github.com/sortie-run/sortie/remote"
+	ra2a "github.com/sortie-run/sortie/remote/a2a"
+	"github.com/sortie-run/sortie/remote/remotetest"
 	a2aserver "github.com/sortie-run/sortie/server/a2a"
 )
 
@@ -66,5 +69,31 @@ func TestTaskEventsCarryTheA2AEvent(t *testing.T) {
 	}
 	if len(wrappers) < 3 || wrappers[0] != "task" || wrappers[1] != "statusUpdate" {
 		t.Errorf("raw payload members %v, want task, then statusUpdate for each event", wrappers)
+	}
+}
+
+// Message metadata key MetaConfigRefs names the run's configuration
+// references on a Sortie host: they are checked at submit and kept on the
+// run (not as labels).
+func TestMetadataNamesConfigRefs(t *testing.T) {
+	refs, err := functions.LoadConfigRefs(`{"version": "sortie.configrefs/v1", "refs": {"db": {"var": "DB", "env": "DB"}}}`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	url, tr, h := newAgentWith(t, &remotetest.Options{ConfigRefs: refs})
+	req := call(url, `{"events":0}`)
+	req.Metadata = map[string]any{ra2a.MetaConfigRefs: []string{"db"}}
+	snap, err := tr.SendTask(testCtx(t), req, false)
+	if err != nil {
+		t.Fatalf("SendTask with config refs = %v", err)
+	}
+	run, err := h.Engine.Get(testCtx(t), sortie.RunID(snap.TaskID))
+	if err != nil || strings.Join(run.ConfigRefs, ",") != "db" || len(run.Labels) != 0 {
+		t.Errorf("remote run = refs %v labels %v (%v), want refs [db] and no labels", run.ConfigRefs, run.Labels, err)
+	}
+	req = call(url, `{"events":0}`)
+	req.Metadata = map[string]any{ra2a.MetaConfigRefs: []string{"nope"}}
+	if _, err := tr.SendTask(testCtx(t), req, false); err == nil || !strings.Contains(err.Error(), "config_refs") {
+		t.Errorf("SendTask naming an unknown reference = %v, want invalid params naming config_refs", err)
 	}
 }

@@ -20,8 +20,8 @@ import (
 )
 
 func TestNamesMatchTheServer(t *testing.T) {
-	got := []string{ra2a.SkillKey, ra2a.ResumeAfterParam, ra2a.MetaCursor}
-	want := []string{a2aserver.SkillKey, a2aserver.ResumeAfterParam, a2aserver.MetaCursor}
+	got := []string{ra2a.SkillKey, ra2a.ResumeAfterParam, ra2a.MetaCursor, ra2a.MetaConfigRefs}
+	want := []string{a2aserver.SkillKey, a2aserver.ResumeAfterParam, a2aserver.MetaCursor, a2aserver.MetaConfigRefs}
 	if d := cmp.Diff(want, got); d != "" {
 		t.Errorf("client and server names (-server +client):\n%s", d)
 	}

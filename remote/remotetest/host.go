@@ -34,6 +34,10 @@ type Options struct {
 	SQLitePath string
 	// Agents is the catalog. Optional; defaults to [Agents].
 	Agents sortie.Agents
+	// ConfigRefs is the host's allowlist of configuration references,
+	// checked at submit and resolved by its worker. Optional; without it
+	// every reference is refused.
+	ConfigRefs *functions.ConfigRefs
 }
 
 // Host is an engine in this process with its control plane and launcher.
@@ -80,7 +84,7 @@ func Start(opts *Options) (*Host, error) {
 	}
 	reg := functions.NewRegistry()
 	probe.Register(reg)
-	w := &functions.Worker{Registry: reg}
+	w := &functions.Worker{Registry: reg, ConfigRefs: o.ConfigRefs}
 	l, err := local.New(&local.Options{Grace: 2 * time.Second, InProcess: func(ctx context.Context, inv *sortie.Invocation) error {
 		_, err := w.Execute(ctx, inv, functions.NewControlPlaneReporter(h.CP, inv, "remotetest"))
 		return err
@@ -90,7 +94,11 @@ func Start(opts *Options) (*Host, error) {
 		return nil, err
 	}
 	h.launcher = l
-	h.Engine = sortie.NewEngine(h.CP, l, o.Agents, nil)
+	var eo sortie.EngineOptions
+	if o.ConfigRefs != nil {
+		eo.ConfigRefs = o.ConfigRefs
+	}
+	h.Engine = sortie.NewEngine(h.CP, l, o.Agents, &eo)
 	h.Client = sortie.NewClient(h.Engine, &sortie.ClientOptions{PollInterval: 10 * time.Millisecond})
 	return h, nil
 }

@@ -27,7 +27,9 @@
 // values of at most 255 bytes; beyond them the call is refused naming
 // "metadata"). A follow-up message may repeat the run's metadata but not
 // change it. Labels are stored as they are: metadata must not carry a
-// secret.
+// secret. Metadata key sortie.MetaConfigRefs ("sortie/config_refs") is
+// not a label: it names the run's configuration references, IDs of the
+// host's allowlist whose values the worker resolves.
 //
 // Every [remote.TaskStatus] carries its raw payload (the run's state,
 // reason, error and interrupt as JSON), and every progress

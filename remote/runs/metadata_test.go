@@ -10,7 +10,9 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/sortie-run/sortie"
+	"github.com/sortie-run/sortie/functions"
 	"github.com/sortie-run/sortie/remote"
+	"github.com/sortie-run/sortie/remote/remotetest"
 	"github.com/sortie-run/sortie/remote/runs"
 )
 
@@ -117,5 +119,30 @@ func TestTaskEventsAndStatusesCarryTheirRawPayload(t *testing.T) {
 	}
 	if d := cmp.Diff([]string{remote.KindTask, remote.KindStatus, remote.KindStatus, remote.KindStatus}, kinds); d != "" {
 		t.Errorf("subscription kinds (-want +got):\n%s", d)
+	}
+}
+
+func TestMetadataNamesConfigRefs(t *testing.T) {
+	refs, err := functions.LoadConfigRefs(`{"version": "sortie.configrefs/v1", "refs": {"db": {"var": "DB", "env": "DB"}}}`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := remotetest.New(t, &remotetest.Options{ConfigRefs: refs})
+	tr := runs.New(runs.Single(hostURL, h.Engine), nil)
+	req := call(`{"events":0}`)
+	req.Metadata = map[string]any{sortie.MetaConfigRefs: []any{"db"}, "team": "a"}
+	snap, err := tr.SendTask(testCtx(t), req, false)
+	if err != nil {
+		t.Fatalf("SendTask with config refs = %v", err)
+	}
+	run, err := h.Engine.Get(testCtx(t), sortie.RunID(snap.TaskID))
+	if err != nil || strings.Join(run.ConfigRefs, ",") != "db" || run.Labels["team"] != "a" || len(run.Labels) != 1 {
+		t.Errorf("remote run = refs %v labels %v (%v), want refs [db] and the label team only", run.ConfigRefs, run.Labels, err)
+	}
+	req.Message.ID = ""
+	req.Metadata = map[string]any{sortie.MetaConfigRefs: []any{"nope"}}
+	var ve *sortie.ValidationError
+	if _, err := tr.SendTask(testCtx(t), req, false); !errors.As(err, &ve) || ve.Field != "config_refs" {
+		t.Errorf("SendTask naming an unknown reference = %v, want a ValidationError for config_refs", err)
 	}
 }

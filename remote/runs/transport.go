@@ -121,8 +121,12 @@ func submit(ctx context.Context, e sortie.ExecutionEngine, req *remote.CallReque
 	if err != nil {
 		return nil, err
 	}
+	refs, err := sortie.ConfigRefsFromMetadata("metadata", req.Metadata)
+	if err != nil {
+		return nil, err
+	}
 	run, err := e.Submit(ctx, &sortie.SubmitRequest{Agent: req.Skill, Variables: vars,
-		ContextID: req.ContextID, Labels: l, IdempotencyKey: key})
+		ContextID: req.ContextID, Labels: l, ConfigRefs: refs, IdempotencyKey: key})
 	if err != nil {
 		return nil, fmt.Errorf("runs: submit a run of %s: %w", req.Skill, err)
 	}

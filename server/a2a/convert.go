@@ -198,6 +198,9 @@ func task(run *sortie.Run, historyLength *int) *a2a.Task {
 	if len(run.Labels) > 0 {
 		t.Metadata[MetaLabels] = run.Labels
 	}
+	if len(run.ConfigRefs) > 0 {
+		t.Metadata[MetaConfigRefs] = run.ConfigRefs
+	}
 	if run.State == sortie.StateCompleted {
 		t.Artifacts = []*a2a.Artifact{resultArtifact(run)}
 	}

@@ -18,8 +18,11 @@
 // task. The message's parts become the run's variables: the keys of its
 // data part (at most one, a JSON object) and its text parts, joined by
 // newlines, as "text"; file parts are refused. A message without a
-// context ID gets one derived from its message ID. The message's other
-// metadata (every key but [SkillKey]) becomes the run's labels — a string
+// context ID gets one derived from its message ID. Metadata key
+// [MetaConfigRefs] names the run's configuration references (a list of
+// IDs of the host's allowlist; one it does not allow is invalid params).
+// The message's other metadata (every key but [SkillKey]) becomes the
+// run's labels — a string
 // value as it is, any other as its JSON, at most 32 keys of 1-63 bytes and
 // values of 255 bytes, else invalid params naming message.metadata — and
 // the task shows them under [MetaLabels]; a follow-up message may repeat

@@ -9,6 +9,7 @@ import (
 	"errors"
 	"iter"
 	"math"
+	"slices"
 
 	"github.com/a2aproject/a2a-go/v2/a2a"
 
@@ -184,8 +185,12 @@ func (h *requestHandler) submit(ctx context.Context, m *a2a.Message, vars json.R
 	if err != nil {
 		return nil, fromSortie(err, nil)
 	}
+	refs, err := sortie.ConfigRefsFromMetadata("message.metadata", m.Metadata)
+	if err != nil {
+		return nil, fromSortie(err, nil)
+	}
 	run, err := h.engine.Submit(ctx, &sortie.SubmitRequest{Agent: agent, Variables: vars, ContextID: ctxID,
-		Labels: labels, IdempotencyKey: keyPrefix + m.ID})
+		Labels: labels, ConfigRefs: refs, IdempotencyKey: keyPrefix + m.ID})
 	if err != nil {
 		return nil, fromSortie(err, h.log)
 	}
@@ -214,6 +219,9 @@ func (h *requestHandler) resume(ctx context.Context, m *a2a.Message, input json.
 		return nil, invalid("message.metadata."+SkillKey, "task %s runs skill %q, not %.64q", prev.ID, prev.Agent.Name, skill)
 	}
 	if err := sortie.SameMetadata("message.metadata", prev, m.Metadata, SkillKey); err != nil {
+		return nil, fromSortie(err, nil)
+	}
+	if err := sameConfigRefs(prev, m.Metadata); err != nil {
 		return nil, fromSortie(err, nil)
 	}
 	if m.ContextID != "" && m.ContextID != contextOf(prev) {
@@ -247,4 +255,15 @@ func canonical(b json.RawMessage) []byte {
 		return b
 	}
 	return out
+}
+
+// sameConfigRefs checks that a follow-up names no configuration
+// references but the task's own: a resumed run keeps those it started
+// with.
+func sameConfigRefs(run *sortie.Run, md map[string]any) error {
+	refs, err := sortie.ConfigRefsFromMetadata("message.metadata", md)
+	if err != nil || refs == nil || slices.Equal(refs, run.ConfigRefs) {
+		return err
+	}
+	return sortie.Invalidf("message.metadata."+sortie.MetaConfigRefs, "task %s keeps the configuration references it started with", run.ID)
 }

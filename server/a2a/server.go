@@ -48,6 +48,10 @@ const (
 	// runs and its current attempt.
 	MetaAgent   = "sortie/agent"
 	MetaAttempt = "sortie/attempt"
+	// MetaConfigRefs is the message metadata key naming the configuration
+	// references of the run a message starts: a list of IDs of the
+	// host's allowlist (sortie.MetaConfigRefs).
+	MetaConfigRefs = sortie.MetaConfigRefs
 	// MetaLabels is the task metadata key holding the run's labels: the
 	// metadata of the message that started it (see the package
 	// documentation), absent when it had none.

@@ -192,3 +192,32 @@ data "aws_iam_policy_document" "trigger" {
     resources = ["${aws_cloudwatch_log_group.fn["trigger"].arn}:*"]
   }
 }
+
+# Configuration references: the worker's role reads exactly the Secrets
+# Manager secrets the allowlist (var.config_refs) names, and nothing when
+# it names none. A secret named by name matches its ARN's random suffix.
+locals {
+  config_refs = try(jsondecode(var.config_refs).refs, {})
+  config_ref_secrets = distinct([
+    for ref in values(local.config_refs) : (
+      substr(ref.aws_secret, 0, 4) == "arn:" ? ref.aws_secret :
+      "arn:${data.aws_partition.current.partition}:secretsmanager:${data.aws_region.current.name}:${data.aws_caller_identity.current.account_id}:secret:${ref.aws_secret}-??????"
+    ) if try(ref.aws_secret, "") != ""
+  ])
+}
+
+data "aws_iam_policy_document" "worker_config_secrets" {
+  count = length(local.config_ref_secrets) > 0 ? 1 : 0
+  statement {
+    sid       = "ReadConfigRefSecrets"
+    actions   = ["secretsmanager:GetSecretValue"]
+    resources = local.config_ref_secrets
+  }
+}
+
+resource "aws_iam_role_policy" "worker_config_secrets" {
+  count  = length(local.config_ref_secrets) > 0 ? 1 : 0
+  name   = "sortie-worker-config-secrets"
+  role   = aws_iam_role.worker.id
+  policy = data.aws_iam_policy_document.worker_config_secrets[0].json
+}

@@ -45,6 +45,7 @@ resource "aws_lambda_function" "worker" {
       SORTIE_LAMBDA_MODE        = "worker"
       SORTIE_CONFIG_ENV         = join(",", var.config_env)
       SORTIE_ALLOW_DESTINATIONS = join(",", var.allow_destinations)
+      SORTIE_CONFIG_REFS        = var.config_refs
     })
   }
 
@@ -120,6 +121,7 @@ resource "aws_lambda_function" "trigger" {
       SORTIE_WORKER_FUNCTION        = aws_lambda_function.worker.arn
       SORTIE_TRIGGER_RULES          = var.trigger_rules_file
       SORTIE_WORKER_MAX_EVENT_AGE_S = tostring(var.worker_max_event_age_s)
+      SORTIE_CONFIG_REFS            = var.config_refs
     })
   }
 

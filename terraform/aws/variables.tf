@@ -161,6 +161,16 @@ variable "allow_destinations" {
   default     = []
 }
 
+variable "config_refs" {
+  type        = string
+  description = "The allowlist of configuration references (sortie.configrefs/v1 JSON, e.g. file(\"config-refs.json\")), given to the worker and trigger functions in SORTIE_CONFIG_REFS; the worker's role may read exactly the Secrets Manager secrets it names (aws_secret, ARN or name). Empty refuses every reference. Lambda's 4 KB environment limit bounds it."
+  default     = ""
+  validation {
+    condition     = var.config_refs == "" || can(jsondecode(var.config_refs).refs)
+    error_message = "config_refs must be empty or a sortie.configrefs/v1 document with refs."
+  }
+}
+
 variable "log_level" {
   type        = string
   description = "Log level of the functions: debug, info, warn or error."

@@ -32,6 +32,25 @@ resource "google_secret_manager_secret_iam_member" "worker" {
   depends_on = [google_project_service.apis]
 }
 
+# Configuration references: the worker reads exactly the Secret Manager
+# secrets the allowlist (var.config_refs) names, and none when it names
+# none ("projects/P/secrets/S", with or without "/versions/V").
+locals {
+  config_refs = try(jsondecode(var.config_refs).refs, {})
+  config_ref_secrets = toset([
+    for ref in values(local.config_refs) : regex("^projects/[^/]+/secrets/[^/]+", ref.gcp_secret)
+    if try(ref.gcp_secret, "") != ""
+  ])
+}
+
+resource "google_secret_manager_secret_iam_member" "config_refs" {
+  for_each   = local.config_ref_secrets
+  secret_id  = each.value
+  role       = "roles/secretmanager.secretAccessor"
+  member     = google_service_account.worker.member
+  depends_on = [google_project_service.apis]
+}
+
 # Exactly the permissions launchers/cloudrun's JobsLauncher calls for (the
 # contract test in terraform/ derives them from its RunJob, GetExecution
 # and CancelExecution calls), instead of roles/run.developer.

@@ -24,6 +24,8 @@ locals {
       SORTIE_CONFIG_ENV = join(",", var.config_env)
       # The workers' destination policy; empty allows no outbound call.
       SORTIE_ALLOW_DESTINATIONS = join(",", var.allow_destinations)
+      # The allowlist of configuration references; see iam.tf.
+      SORTIE_CONFIG_REFS = var.config_refs
     },
     { for k, v in {
       SORTIE_DYNAMODB_TABLE = var.dynamodb_table
@@ -109,7 +111,7 @@ resource "google_cloud_run_v2_job" "worker" {
     }
   }
 
-  depends_on = [google_project_service.apis, google_secret_manager_secret_iam_member.worker, google_kms_crypto_key_iam_member.worker]
+  depends_on = [google_project_service.apis, google_secret_manager_secret_iam_member.worker, google_secret_manager_secret_iam_member.config_refs, google_kms_crypto_key_iam_member.worker]
 }
 
 resource "google_cloud_run_v2_service" "worker" {
@@ -175,5 +177,5 @@ resource "google_cloud_run_v2_service" "worker" {
     }
   }
 
-  depends_on = [google_project_service.apis, google_secret_manager_secret_iam_member.worker, google_kms_crypto_key_iam_member.worker]
+  depends_on = [google_project_service.apis, google_secret_manager_secret_iam_member.worker, google_secret_manager_secret_iam_member.config_refs, google_kms_crypto_key_iam_member.worker]
 }

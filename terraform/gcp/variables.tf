@@ -65,6 +65,16 @@ variable "kms_key_label" {
   default     = "gcp-1"
 }
 
+variable "config_refs" {
+  type        = string
+  description = "The allowlist of configuration references (sortie.configrefs/v1 JSON, e.g. file(\"config-refs.json\")), given to the workers in SORTIE_CONFIG_REFS (32 KiB at most); the worker's service account may read exactly the Secret Manager secrets it names (gcp_secret). Empty refuses every reference."
+  default     = ""
+  validation {
+    condition     = var.config_refs == "" || can(jsondecode(var.config_refs).refs)
+    error_message = "config_refs must be empty or a sortie.configrefs/v1 document with refs."
+  }
+}
+
 variable "config_env" {
   type        = list(string)
   description = "Environment variable names inline configuration may set for an agent (SORTIE_CONFIG_ENV). Empty refuses every configuration."
