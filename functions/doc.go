@@ -31,6 +31,15 @@
 // worker opens it after the claim and rejects a configuration that sets
 // any other variable.
 //
+// Configuration references keep credentials out of the request: an
+// invocation names opaque IDs, and the host's allowlist ([ConfigRefs],
+// read by [LoadConfigRefs]) maps each to one variable and its source: the
+// worker's environment, a host-pinned file, or a [SecretSource] (AWS
+// Secrets Manager in functions/awssecrets, Secret Manager in
+// functions/gcpsecrets). [Worker.ConfigRefs] resolves them after the claim
+// of every attempt, and handlers see them with the inline configuration;
+// a failure names the reference by ID only.
+//
 // Handlers see the attempt through a [Call]: its variables, numbered events
 // ([Call.Emit], sent in batches: an event waits at most
 // [Worker.EventWindow], 5 ms by default, and every event is sent before
