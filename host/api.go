@@ -43,8 +43,14 @@ func (h *Host) openAPI(ctx context.Context) error {
 		return err
 	}
 	cfg := h.cfg.API
+	poll := defaultFollowPoll
+	if h.aws != nil {
+		if h.watcher = h.streamWatcher(ctx); h.watcher != nil {
+			poll = streamFollowPoll
+		}
+	}
 	opts := server.Options{Engine: h.engine, APITokens: cfg.Tokens, AnyClient: cfg.AnyClient, Logger: h.log,
-		FollowPoll: cfg.FollowPoll, Pushes: pushes, CheckPushURL: h.cfg.Destinations.Check, UI: cfg.UI}
+		FollowPoll: cmpOr(cfg.FollowPoll, poll), Pushes: pushes, CheckPushURL: h.cfg.Destinations.Check, UI: cfg.UI}
 	agents := slices.SortedFunc(maps.Values(h.cfg.Agents), func(a, b sortie.Manifest) int { return strings.Compare(a.Name, b.Name) })
 	if opts.A2A, err = a2aserver.New(h.engine, agents, &a2aserver.Options{PublicURL: cfg.PublicURL, PushChanged: pushes.Notify,
 		CheckPushURL: h.cfg.Destinations.Check, TokenSealer: tokens, BearerAuth: len(cfg.Tokens) > 0, Logger: h.log}); err != nil {
@@ -139,6 +145,9 @@ func (h *Host) Serve(ctx context.Context, ln net.Listener) error {
 	defer stop()
 	go h.RunReconciler(rctx)
 	go h.api.pushes.Run(rctx)
+	if h.watcher != nil {
+		go h.watcher.Run(rctx)
+	}
 	grace := h.cfg.API.ShutdownGrace
 	err := h.api.server.Serve(ctx, ln, grace)
 	sctx, cancel := context.WithTimeout(context.Background(), grace)

@@ -141,7 +141,9 @@ type API struct {
 	// the route answers 404.
 	TriggerRules *triggers.Rules
 	// FollowPoll is how often followed runs are read for changes made by
-	// other processes. Optional; defaults to 200 ms.
+	// other processes. Optional; defaults to 200 ms, or 5 s on DynamoDB
+	// when the table has a stream, which wakes followers (package
+	// controlplane/dynamo/dynamostream).
 	FollowPoll time.Duration
 	// UI serves the web UI (package server/ui) at /ui/: a client of the
 	// API with the same tokens (or loopback clients only without them).
@@ -178,7 +180,6 @@ func (c Config) withDefaults() Config {
 	}
 	if c.API != nil {
 		api := *c.API
-		api.FollowPoll = cmpOr(api.FollowPoll, 200*time.Millisecond)
 		api.ShutdownGrace = cmpOr(api.ShutdownGrace, 30*time.Second)
 		c.API = &api
 	}

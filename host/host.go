@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/sortie-run/sortie"
+	"github.com/sortie-run/sortie/controlplane/dynamo/dynamostream"
 	"github.com/sortie-run/sortie/controlplane/sqlite"
 	"github.com/sortie-run/sortie/host/awshost"
 	"github.com/sortie-run/sortie/host/gcphost"
@@ -46,17 +47,20 @@ type ControlPlane interface {
 // Host is a Sortie host: a control plane, an engine launching attempts,
 // and with Config.API its server. Build it with [New]; Close it.
 type Host struct {
-	cfg    Config
-	dir    string
-	log    *slog.Logger
-	cp     ControlPlane
-	aws    *awshost.Host // on DynamoDB
-	gcp    *gcphost.Host // launching on Cloud Run or sealing with Cloud KMS
-	engine *sortie.Engine
-	client *sortie.Client
-	keys   *callback.Keyring
-	issuer *callback.Issuer
-	api    *api
+	cfg Config
+	dir string
+	log *slog.Logger
+	cp  ControlPlane
+	aws *awshost.Host // on DynamoDB
+	// watcher wakes followers of runs other processes change, from the
+	// DynamoDB table's stream; nil without one.
+	watcher *dynamostream.Watcher
+	gcp     *gcphost.Host // launching on Cloud Run or sealing with Cloud KMS
+	engine  *sortie.Engine
+	client  *sortie.Client
+	keys    *callback.Keyring
+	issuer  *callback.Issuer
+	api     *api
 }
 
 // New builds the host of cfg: it opens the control plane (creating

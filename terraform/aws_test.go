@@ -13,10 +13,37 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/sortie-run/sortie/controlplane/dynamo"
+	"github.com/sortie-run/sortie/controlplane/dynamo/dynamostream"
 	"github.com/sortie-run/sortie/crypto/awskms"
 	"github.com/sortie-run/sortie/crypto/envelope"
+	"github.com/sortie-run/sortie/host/awshost"
 	lambdalauncher "github.com/sortie-run/sortie/launchers/lambda"
 )
+
+// The deployment's page-token key is random, sealed by its KMS key with
+// the encryption context hosts open it with, and an output hosts set as
+// SORTIE_PAGE_TOKEN_KEY_SEALED.
+func TestAWSPageTokenKey(t *testing.T) {
+	m := parseModule(t, "aws")
+	raw := m.block(t, "resource", "random_bytes", "page_token_key")
+	if got := m.str(raw, "length"); got != "32" {
+		t.Errorf("random_bytes.page_token_key.length = %s, want 32", got)
+	}
+	ct := m.block(t, "resource", "aws_kms_ciphertext", "page_token_key")
+	if got := m.str(ct, "key_id"); got != "aws_kms_key.config.key_id" {
+		t.Errorf("aws_kms_ciphertext.page_token_key.key_id = %s, want the deployment's key", got)
+	}
+	if got := m.str(ct, "plaintext"); got != "random_bytes.page_token_key.base64" {
+		t.Errorf("aws_kms_ciphertext.page_token_key.plaintext = %s, want the key's base64 (what ParsePageTokenKey reads)", got)
+	}
+	if got, want := m.str(ct, "context"), fmt.Sprintf("{ purpose = %q }", awshost.PageTokenPurpose); got != want {
+		t.Errorf("aws_kms_ciphertext.page_token_key.context = %s, want %s", got, want)
+	}
+	out := m.output(t, "page_token_key_sealed")
+	if got := m.str(out, "value"); got != "aws_kms_ciphertext.page_token_key.ciphertext_blob" {
+		t.Errorf("output page_token_key_sealed = %s, want the ciphertext", got)
+	}
+}
 
 func TestAWSTableIsTableDefinition(t *testing.T) {
 	m := parseModule(t, "aws")
@@ -228,9 +255,15 @@ func TestAWSPoliciesAllowWhatTheCodeCalls(t *testing.T) {
 	}
 	// A sortie serve host off Lambda makes the engine's calls: the
 	// trigger function's but for its SQS queue and logs.
+	// It also opens the deployment's page-token key and reads the table's
+	// stream (dynamostream) to wake its followers.
 	host := maps.Clone(want["trigger"])
 	delete(host, "PollTriggerQueue")
 	delete(host, "Logs")
+	host["OpenPageTokenKey"] = grant{Actions: []string{"kms:Decrypt"}, Resources: []string{key}, Condition: only(awshost.PageTokenPurpose)}
+	host["ReadStream"] = grant{Actions: append(apiActions[dynamostream.API]("dynamodb", nil), apiActions[dynamostream.TableAPI]("dynamodb", nil)...),
+		Resources: []string{table, "${" + table + "}/stream/*"}}
+	slices.Sort(host["ReadStream"].Actions)
 	checkPolicy(t, m, "host", host)
 	checkAttached(t, m, "host", "aws_iam_role.host[each.key].id")
 	// The Cloud Run worker reports to the table, and opens configuration

@@ -66,6 +66,18 @@ func (m *module) variable(t *testing.T, name string) *hclsyntax.Body {
 	return nil
 }
 
+// output returns the body of output name.
+func (m *module) output(t *testing.T, name string) *hclsyntax.Body {
+	t.Helper()
+	for _, b := range m.blocks {
+		if b.Type == "output" && len(b.Labels) == 1 && b.Labels[0] == name {
+			return b.Body
+		}
+	}
+	t.Fatalf("output %q not found", name)
+	return nil
+}
+
 // ofType returns the names of the top-level kind blocks of type typ.
 func (m *module) ofType(kind, typ string) []string {
 	var names []string

@@ -62,7 +62,7 @@ end (clients resume with Last-Event-ID).`,
 	f.StringVar(&s.tokensFile, "api-tokens-file", "", "file of API bearer tokens, one a line (else env SORTIE_API_TOKENS)")
 	f.BoolVar(&s.insecure, "insecure-no-auth", false, "allow listening on a non-loopback address without API tokens")
 	f.DurationVar(&s.grace, "shutdown-grace", 30*time.Second, "how long a shutdown waits for requests in flight")
-	f.DurationVar(&s.followPoll, "follow-poll", 200*time.Millisecond, "how often followed runs are read for changes made by other processes")
+	f.DurationVar(&s.followPoll, "follow-poll", 0, "how often followed runs are read for changes made by other processes (default 200ms; 5s on a DynamoDB table with a stream, which wakes followers)")
 	f.StringArrayVar(&s.agentDirs, "agent", nil, "also host the agent of this directory (holding agent.json); repeatable")
 	f.BoolVar(&s.ui, "ui", true, "serve the web UI at /ui/ (a client of this API: the same tokens, or loopback only without them)")
 	f.BoolVar(&s.callbacks, "worker-callbacks", false, "workers report over HTTPS callbacks to this host (signed per run and attempt) instead of writing the control plane")

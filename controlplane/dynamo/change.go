@@ -96,6 +96,7 @@ func (c *ControlPlane) change(ctx context.Context, op string, id sortie.RunID, f
 	if op == "claim" {
 		c.cache.setLast(id, rec.Run.Attempt, 0) // a new claim: no events yet
 	}
+	c.hub.Notify(id)
 	return rec.Run, nil
 }
 

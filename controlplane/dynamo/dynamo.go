@@ -59,6 +59,7 @@ type ControlPlane struct {
 	units    ledger
 	cache    runCache
 	control  control
+	hub      controlplane.Hub
 	closed   atomic.Bool
 
 	// Changes gives the state-changing methods (RecordLaunch, SetRef,
@@ -66,7 +67,10 @@ type ControlPlane struct {
 	controlplane.Changes
 }
 
-var _ sortie.ControlPlane = (*ControlPlane)(nil)
+var (
+	_ sortie.ControlPlane = (*ControlPlane)(nil)
+	_ sortie.Notifier     = (*ControlPlane)(nil)
+)
 
 // New returns a control plane on table through db. The table must exist
 // (see [CreateTable]); New makes no request. It returns a
@@ -99,6 +103,17 @@ func New(db API, table string, opts *Options) (*ControlPlane, error) {
 	c.Changes = controlplane.NewChanges(c.change, c.nowMs)
 	return c, nil
 }
+
+// Subscribe implements [sortie.Notifier]: the channel gets a value
+// (coalesced) after each change of run id this handle makes, and after
+// each [ControlPlane.Changed] of it (package dynamostream calls it for the
+// changes other processes make, read from the table's stream).
+func (c *ControlPlane) Subscribe(id sortie.RunID) (<-chan struct{}, func()) {
+	return c.hub.Subscribe(id)
+}
+
+// Changed wakes the subscribers of run id: another process changed it.
+func (c *ControlPlane) Changed(id sortie.RunID) { c.hub.Notify(id) }
 
 // PageTokenKeyID names the handle's page-token key (see
 // [controlplane.PageTokens.KeyID]): handles of one deployment show the same.

@@ -46,7 +46,7 @@ func (h *harness) MakePeer(_ context.Context, t *testing.T, cp sortie.ControlPla
 	return peer
 }
 
-func (h *harness) Notifies() bool { return false }
+func (h *harness) Notifies() bool { return true }
 
 func (h *harness) LimitsRunSize() bool { return true }
 

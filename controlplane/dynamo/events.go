@@ -122,6 +122,7 @@ func (c *ControlPlane) AppendEvents(ctx context.Context, a sortie.Append) ([]sor
 	if len(out) > 0 {
 		c.cache.setLast(a.RunID, a.Attempt, out[len(out)-1].Seq)
 	}
+	c.hub.Notify(a.RunID)
 	return out, nil
 }
 

@@ -48,10 +48,16 @@ func (c *ControlPlane) Reserve(ctx context.Context, res *sortie.Reservation) (*s
 		return nil, false, wrap("reserve", err)
 	}
 	if idem == nil {
-		_, err := c.putRun(ctx, rec, runIt, 0)
-		return run, true, wrap("reserve", err)
+		if _, err := c.putRun(ctx, rec, runIt, 0); err != nil {
+			return nil, false, wrap("reserve", err)
+		}
+		c.hub.Notify(run.ID)
+		return run, true, nil
 	}
 	got, created, err := c.reserveKeyed(ctx, res, rec, runIt, idem)
+	if created {
+		c.hub.Notify(got.ID)
+	}
 	return got, created, wrap("reserve", err)
 }
 

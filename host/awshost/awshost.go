@@ -177,6 +177,9 @@ func (h *Host) Engine(agents sortie.AgentCatalog, opts sortie.EngineOptions) (*s
 	return h.newEngine(l, agents, opts), nil
 }
 
+// AWS returns the AWS configuration the host's clients use.
+func (h *Host) AWS() aws.Config { return h.aws }
+
 // SharedPageTokens reports whether the control plane's page tokens are
 // signed with a configured key, and so are taken by every process of the
 // deployment; without one a host must not serve lists to clients.

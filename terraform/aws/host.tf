@@ -7,7 +7,9 @@
 # copy at rest to re-seal it per attempt (kms:Decrypt, config-at-rest
 # only: it never opens an attempt's envelope) and invokes the worker
 # function. Logs and image pulls go through the ECS task execution role or
-# the instance's agent, not this role.
+# the instance's agent, not this role. It also opens the deployment's
+# page-token key (kms:Decrypt, purpose page-token-key only) and reads the
+# table's stream, which wakes its followers of runs other processes write.
 data "aws_iam_policy_document" "assume_host_ecs" {
   statement {
     actions = ["sts:AssumeRole"]
@@ -96,5 +98,20 @@ data "aws_iam_policy_document" "host" {
     sid       = "LaunchAttempts"
     actions   = ["lambda:InvokeFunction"]
     resources = [aws_lambda_function.worker.arn]
+  }
+  statement {
+    sid       = "OpenPageTokenKey"
+    actions   = ["kms:Decrypt"]
+    resources = [aws_kms_key.config.arn]
+    condition {
+      test     = "StringEquals"
+      variable = "kms:EncryptionContext:purpose"
+      values   = ["page-token-key"]
+    }
+  }
+  statement {
+    sid       = "ReadStream"
+    actions   = ["dynamodb:DescribeStream", "dynamodb:DescribeTable", "dynamodb:GetRecords", "dynamodb:GetShardIterator"]
+    resources = [aws_dynamodb_table.runs.arn, "${aws_dynamodb_table.runs.arn}/stream/*"]
   }
 }

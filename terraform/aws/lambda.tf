@@ -104,13 +104,13 @@ resource "aws_lambda_function" "reconciler" {
 }
 
 resource "aws_lambda_function" "trigger" {
-  function_name    = local.functions.trigger
-  role             = aws_iam_role.trigger.arn
-  runtime          = "provided.al2023"
-  handler          = "bootstrap"
-  architectures    = [var.architecture]
-  filename         = var.lambda_zip
-  source_code_hash = local.package_hash
+  function_name                  = local.functions.trigger
+  role                           = aws_iam_role.trigger.arn
+  runtime                        = "provided.al2023"
+  handler                        = "bootstrap"
+  architectures                  = [var.architecture]
+  filename                       = var.lambda_zip
+  source_code_hash               = local.package_hash
   memory_size                    = 512
   timeout                        = 60
   reserved_concurrent_executions = var.trigger_reserved_concurrency

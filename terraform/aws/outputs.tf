@@ -92,3 +92,8 @@ output "cloudrun_worker_role_arn" {
   description = "ARN of the role the Cloud Run worker assumes with its Google ID token (SORTIE_AWS_ROLE_ARN; terraform/gcp's aws_role_arn), or null without gcp_worker_service_account_id."
   value       = one(aws_iam_role.cloudrun_worker[*].arn)
 }
+
+output "page_token_key_sealed" {
+  description = "The deployment's page-token key sealed by its KMS key (purpose page-token-key): set SORTIE_PAGE_TOKEN_KEY_SEALED to it on every host and CLI of the deployment."
+  value       = aws_kms_ciphertext.page_token_key.ciphertext_blob
+}

@@ -5,5 +5,9 @@ terraform {
       source  = "hashicorp/aws"
       version = ">= 5.60.0, < 7.0.0"
     }
+    random = {
+      source  = "hashicorp/random"
+      version = ">= 3.5.0, < 4.0.0"
+    }
   }
 }
