@@ -1,11 +1,10 @@
 package local_test
 
 import (
-	"fmt"
 	"os"
-	"os/exec"
-	"path/filepath"
 	"testing"
+
+	"github.com/sortie-run/sortie/internal/testbin"
 )
 
 // sortieBin is the sortie binary TestMain builds for the subprocess
@@ -19,22 +18,5 @@ func TestMain(m *testing.M) {
 	if os.Getenv(claimGateEnv) != "" {
 		os.Exit(passClaimGate())
 	}
-	os.Exit(run(m))
-}
-
-func run(m *testing.M) int {
-	dir, err := os.MkdirTemp("", "local-test-")
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "local tests: temp dir:", err)
-		return 1
-	}
-	defer os.RemoveAll(dir)
-	sortieBin = filepath.Join(dir, "sortie")
-	build := exec.Command("go", "build", "-o", sortieBin, "github.com/sortie-run/sortie/cmd/sortie")
-	build.Stdout, build.Stderr = os.Stderr, os.Stderr
-	if err := build.Run(); err != nil {
-		fmt.Fprintln(os.Stderr, "local tests: go build cmd/sortie:", err)
-		return 1
-	}
-	return m.Run()
+	os.Exit(testbin.Main(m, "github.com/sortie-run/sortie/cmd/sortie", &sortieBin))
 }

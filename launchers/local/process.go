@@ -13,6 +13,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/sortie-run/sortie"
+	"github.com/sortie-run/sortie/internal/procstatus"
 )
 
 // logPath returns the log file of an attempt. The name derives only from
@@ -103,7 +104,7 @@ func (l *Launcher) reap(a *attempt, cmd *exec.Cmd) {
 	}
 	err := cmd.Wait()
 	a.markExited()
-	a.finish(exitStatus(cmd.ProcessState, err))
+	a.finish(procstatus.Of("worker", cmd.ProcessState, err))
 	l.ended(a)
 }
 
@@ -116,23 +117,4 @@ func waitExited(pid int) error {
 			return err
 		}
 	}
-}
-
-// exitStatus describes a reaped child: succeeded for exit code 0, failed
-// otherwise, with ExitCode -1 and Signal (for example "SIGKILL") when a
-// signal killed it.
-func exitStatus(ps *os.ProcessState, waitErr error) sortie.Status {
-	if ps == nil {
-		return sortie.Status{Phase: sortie.PhaseUnknown, Reason: fmt.Sprintf("wait for worker: %v", waitErr)}
-	}
-	code := ps.ExitCode()
-	if code == 0 {
-		return sortie.Status{Phase: sortie.PhaseSucceeded, ExitCode: &code}
-	}
-	st := failedStatus("worker %s", ps)
-	st.ExitCode = &code
-	if ws, ok := ps.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
-		st.Signal = unix.SignalName(ws.Signal())
-	}
-	return st
 }
