@@ -10,6 +10,7 @@ import (
 	"runtime"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 	"weak"
 
@@ -26,6 +27,12 @@ type Call struct {
 	log    *slog.Logger
 	client *http.Client
 	out    *sender
+	// abandoned is set when the worker reported the attempt without the
+	// handler, which did not return after its context ended.
+	abandoned atomic.Bool
+	// exit is set by a warm worker's runner when the process running the
+	// handler died: the attempt ends without a finish.
+	exit *sortie.Status
 }
 
 // RunID returns the run's ID.

@@ -16,6 +16,16 @@
 //     invocation on its stdin, [sortie.Message] lines on its stdout, logs on
 //     its stderr, and nothing of the host's environment but [ExecSpec.Env].
 //
+// Warm workers: [Worker.Warm] runs go handlers (key "go") or an exec
+// runtime (key "exec:ID") on a [Pool] of processes that stay up and take
+// one attempt after another over the [SessionVersion] protocol (invoke and
+// cancel frames on stdin, each attempt's messages on stdout), while the
+// worker itself claims, heartbeats and reports: `sortie worker --session`
+// ([Worker.ServeSession]) is the Go side, examples/wordfreq-py a Python
+// one. A pool process that dies during an attempt ends it without a word
+// ([ComputeEndedError]); one that misbehaves or does not stop in time is
+// killed and replaced.
+//
 // Reporters: [NewControlPlaneReporter] writes to a [sortie.ControlPlane],
 // [NewCallbackReporter] posts signed callbacks to the host that launched
 // the attempt (package server/callback), [NewReporter] picks one of them by

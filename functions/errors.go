@@ -140,3 +140,22 @@ func clip(s string) string {
 	}
 	return s + "…"
 }
+
+// ComputeEndedError is what [Worker.Execute] returns, without finishing
+// the attempt, when the warm worker process running its handler (see
+// [Worker.Warm]) died during it: the attempt's compute ended without a
+// word, which its launcher reports ([sortie.ExitWatcher]) so the engine
+// ends the attempt with error type exited. The events the process sent
+// before are stored.
+type ComputeEndedError struct {
+	// Status says how the process ended: PhaseFailed with its exit code
+	// or signal.
+	Status sortie.Status
+}
+
+func (e *ComputeEndedError) Error() string {
+	return "worker: the worker process running the attempt ended without a word: " + e.Status.Reason
+}
+
+// ExitStatus returns Status: the launcher's word on the attempt's compute.
+func (e *ComputeEndedError) ExitStatus() sortie.Status { return e.Status }

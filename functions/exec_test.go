@@ -48,13 +48,46 @@ func eventKinds(events []sortie.Event) []string {
 	return kinds
 }
 
-func TestExecWordfreqPython(t *testing.T) {
+// wordfreqWorker returns a worker running examples/wordfreq-py, as a
+// command per attempt or (session) in a pool of warm processes.
+func wordfreqWorker(t *testing.T, session bool) (*Worker, *logBuffer, *Pool) {
+	t.Helper()
 	specs, err := LoadExecRuntimes("../examples/runtimes.json")
 	if err != nil {
 		t.Fatal(err)
 	}
 	w, logs := newWorker(NewRegistry())
+	if !session {
+		spec := specs["wordfreq-py"]
+		spec.Protocol = ""
+		w.Exec = map[string]ExecSpec{"wordfreq-py": spec}
+		return w, logs, nil
+	}
 	w.Exec = specs
+	if w.Warm, err = NewPools(specs, &PoolOptions{Logger: w.Logger}); err != nil {
+		t.Fatal(err)
+	}
+	pool := w.Warm["exec:wordfreq-py"]
+	t.Cleanup(func() { pool.Close(context.Background()) })
+	return w, logs, pool
+}
+
+func TestExecWordfreqPython(t *testing.T) {
+	for _, session := range []bool{false, true} {
+		t.Run(fmt.Sprintf("session=%v", session), func(t *testing.T) {
+			w, logs, pool := wordfreqWorker(t, session)
+			for range 2 {
+				checkWordfreq(t, w, logs)
+			}
+			if pool != nil && pool.Stats().Started != 1 {
+				t.Errorf("pool stats after 4 attempts = %+v, want one warm process", pool.Stats())
+			}
+		})
+	}
+}
+
+func checkWordfreq(t *testing.T, w *Worker, logs *logBuffer) {
+	t.Helper()
 	rep := newRecorder(t)
 	inv := testInvocation("exec:wordfreq-py", `{"text":"The cat saw the hat.\nThe end, the END!","top":3}`)
 	if _, err := w.Execute(context.Background(), inv, rep); err != nil {

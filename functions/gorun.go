@@ -34,6 +34,7 @@ func goRunner(h Handler) runner {
 			return o
 		case <-t.C:
 			c.log.Warn("handler did not return after its context ended; reporting without it", "grace", grace)
+			c.abandoned.Store(true)
 			return errorOutcome(errTypeError, fmt.Sprintf("the handler did not return within %s of its context ending", grace), true)
 		}
 	}

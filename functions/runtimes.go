@@ -34,8 +34,13 @@ type ExecSpec struct {
 	// [InlineConfig]); nothing of the worker's environment is inherited.
 	Env []string
 	// GraceMs is how long the command has to exit after SIGTERM before it
-	// gets SIGKILL, in ms. Optional; defaults to 5000.
+	// gets SIGKILL, in ms (with Protocol, to end a cancelled attempt).
+	// Optional; defaults to 5000.
 	GraceMs int64
+	// Protocol is "" for a command started once per attempt, or
+	// [SessionVersion] for one that stays up and takes one attempt after
+	// another (run it with a [Pool], see [NewPools]). Optional.
+	Protocol string
 }
 
 type runtimesFile struct {
@@ -48,6 +53,9 @@ type runtimeJSON struct {
 	Dir     string            `json:"dir,omitempty"`
 	Env     map[string]string `json:"env,omitempty"`
 	GraceMs int64             `json:"grace_ms,omitempty"`
+	// Protocol is "sortie.invocation/v1" (the default: one process per
+	// attempt) or SessionVersion.
+	Protocol string `json:"protocol,omitempty"`
 }
 
 var (
@@ -60,7 +68,12 @@ var (
 //
 //	{"version": "sortie.runtimes/v1",
 //	 "runtimes": {"ID": {"command": ["python3", "tool/worker.py"], "dir": "tool",
-//	                     "env": {"KEY": "VALUE"}, "grace_ms": 5000}}}
+//	                     "env": {"KEY": "VALUE"}, "grace_ms": 5000,
+//	                     "protocol": "sortie.session/v1"}}}
+//
+// protocol is optional: "sortie.invocation/v1" (the default) starts the
+// command once per attempt; [SessionVersion] keeps it up for attempt after
+// attempt.
 //
 // Relative paths resolve against the file's directory: dir (which defaults
 // to that directory), Command[0] when it contains a "/", and arguments that
@@ -117,6 +130,10 @@ func (rt *runtimeJSON) spec(id, base string) (ExecSpec, error) {
 	if len(rt.Command) == 0 || rt.Command[0] == "" {
 		return ExecSpec{}, sortie.Invalidf(field("command"), "must name a program")
 	}
+	protocol, err := rt.protocol(field("protocol"))
+	if err != nil {
+		return ExecSpec{}, err
+	}
 	if rt.GraceMs < 0 || rt.GraceMs > 600_000 {
 		return ExecSpec{}, sortie.Invalidf(field("grace_ms"), "%d outside 0..600000 ms", rt.GraceMs)
 	}
@@ -132,7 +149,18 @@ func (rt *runtimeJSON) spec(id, base string) (ExecSpec, error) {
 	for _, arg := range rt.Command[1:] {
 		cmd = append(cmd, resolveArg(arg, base))
 	}
-	return ExecSpec{Command: cmd, Dir: resolvePath(rt.Dir, base), Env: env, GraceMs: rt.GraceMs}, nil
+	return ExecSpec{Command: cmd, Dir: resolvePath(rt.Dir, base), Env: env, GraceMs: rt.GraceMs, Protocol: protocol}, nil
+}
+
+// protocol maps the file's protocol to ExecSpec.Protocol.
+func (rt *runtimeJSON) protocol(field string) (string, error) {
+	switch rt.Protocol {
+	case "", sortie.InvocationVersion:
+		return "", nil
+	case SessionVersion:
+		return SessionVersion, nil
+	}
+	return "", sortie.Invalidf(field, "%q: want %q (one process per attempt, the default) or %q", rt.Protocol, sortie.InvocationVersion, SessionVersion)
 }
 
 func resolveProgram(prog, base string) (string, error) {

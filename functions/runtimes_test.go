@@ -35,8 +35,8 @@ func TestLoadExampleRuntimes(t *testing.T) {
 	}
 	python, _ := exec.LookPath("python3")
 	worker, _ := filepath.Abs("../examples/wordfreq-py/worker.py")
-	if got := specs["wordfreq-py"].Command; !cmp.Equal(got, []string{python, worker}) {
-		t.Errorf("wordfreq-py command = %q, want [%s %s]", got, python, worker)
+	if got := specs["wordfreq-py"]; !cmp.Equal(got.Command, []string{python, worker}) || got.Protocol != SessionVersion {
+		t.Errorf("wordfreq-py = command %q protocol %q, want [%s %s] and %s", got.Command, got.Protocol, python, worker, SessionVersion)
 	}
 }
 
@@ -55,6 +55,7 @@ func TestLoadExecRuntimesErrors(t *testing.T) {
 		{"program not in PATH", `{"version":"sortie.runtimes/v1","runtimes":{"a":{"command":["no-such-program-here"]}}}`, "runtimes.a.command"},
 		{"bad env key", `{"version":"sortie.runtimes/v1","runtimes":{"a":{"command":["/bin/sh"],"env":{"A=B":"1"}}}}`, "runtimes.a.env"},
 		{"grace", `{"version":"sortie.runtimes/v1","runtimes":{"a":{"command":["/bin/sh"],"grace_ms":-1}}}`, "runtimes.a.grace_ms"},
+		{"protocol", `{"version":"sortie.runtimes/v1","runtimes":{"a":{"command":["/bin/sh"],"protocol":"sortie.session/v9"}}}`, "runtimes.a.protocol"},
 	}
 	for _, tt := range tests {
 		path := filepath.Join(t.TempDir(), "runtimes.json")

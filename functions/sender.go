@@ -230,3 +230,12 @@ func call(base context.Context, timeout time.Duration, f func(context.Context) e
 func claimLost(err error) bool {
 	return errors.Is(err, sortie.ErrConflict) || errors.Is(err, sortie.ErrTerminal)
 }
+
+// abandon ends the attempt without a finish: later events are refused and
+// the pending ones are sent.
+func (s *sender) abandon() error {
+	s.mu.Lock()
+	s.ended = true
+	s.mu.Unlock()
+	return s.flush(true)
+}

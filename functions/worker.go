@@ -61,6 +61,15 @@ type Worker struct {
 	// defaults to [DefaultEventWindow]; negative sends each event before
 	// [Call.Emit] returns.
 	EventWindow time.Duration
+	// Warm maps runtimes to pools of warm worker processes that run them
+	// ([SessionVersion]): key "go" runs every "go:NAME" handler of the
+	// Registry in the pool's processes (`sortie worker --session`, the
+	// same handlers) instead of in this process, and key "exec:ID" runs
+	// that exec runtime, whose [ExecSpec.Protocol] is SessionVersion (see
+	// [NewPools]). The worker still claims, heartbeats and reports each
+	// attempt itself. Optional; without it go handlers run in this
+	// process and exec commands start once per attempt.
+	Warm map[string]*Pool
 }
 
 // Causes of a handler context's end.
@@ -114,33 +123,51 @@ type runner func(ctx context.Context, c *Call, margin time.Duration) sortie.Outc
 // never the attempt's parent: an attempt's trace comes from its
 // invocation, so a warm worker cannot carry one run's trace into another.
 func (w *Worker) Execute(ctx context.Context, inv *sortie.Invocation, rep Reporter) (o sortie.Outcome, err error) {
+	o, _, err = w.execute(ctx, inv, rep, nil)
+	return o, err
+}
+
+// opened is an attempt's configuration as a session's invoke frame
+// carries it: opened and resolved by the host.
+type opened struct{ cfg map[string]string }
+
+// execute is Execute; pre, when not nil, is the attempt's configuration
+// (a session worker's), used instead of opening and resolving it. It also
+// returns the attempt.
+func (w *Worker) execute(ctx context.Context, inv *sortie.Invocation, rep Reporter, pre *opened) (o sortie.Outcome, a *attempt, err error) {
 	if err := inv.Validate(); err != nil {
-		return sortie.Outcome{}, err
+		return sortie.Outcome{}, nil, err
 	}
 	client, err := httpClientFor(w.Destinations)
 	if err != nil {
-		return sortie.Outcome{}, err
+		return sortie.Outcome{}, nil, err
 	}
 	ctx, span := startAttemptSpan(ctx, inv)
 	defer func() { endAttemptSpan(span, o, err) }()
 	log := w.logger().With("run", string(inv.RunID), "attempt", inv.Attempt, "owner", w.owner())
 	if err := claim(ctx, rep); err != nil {
 		log.Info("claim refused; nothing executed", "err", err)
-		return sortie.Outcome{}, fmt.Errorf("worker: claim refused, nothing executed: %w", err)
+		return sortie.Outcome{}, nil, fmt.Errorf("worker: claim refused, nothing executed: %w", err)
 	}
 	claimed := time.Now()
-	a := &attempt{inv: inv, log: log, client: client}
+	a = &attempt{inv: inv, log: log, client: client}
+	if pre != nil {
+		a.cfg, a.session = pre.cfg, true
+	}
 	a.out = &sender{rep: rep, ctx: context.WithoutCancel(ctx), window: w.eventWindow()}
 	o, kmsRequests := w.run(ctx, a)
 	if err := o.Validate(); err != nil {
 		o = errorOutcome(errTypeOutput, "invalid outcome: "+err.Error(), false)
 	}
 	o.Usage = &sortie.Usage{DurationMs: time.Since(claimed).Milliseconds(), KMSRequests: int64(kmsRequests)}
+	if a.call != nil && a.call.exit != nil {
+		return o, a, a.computeEnded(*a.call.exit)
+	}
 	if err := a.finish(ctx, o); err != nil {
 		log.Error("finish failed", "err", err)
-		return o, fmt.Errorf("worker: finish run %s attempt %d: %w", inv.RunID, inv.Attempt, err)
+		return o, a, fmt.Errorf("worker: finish run %s attempt %d: %w", inv.RunID, inv.Attempt, err)
 	}
-	return o, nil
+	return o, a, nil
 }
 
 func (w *Worker) eventWindow() time.Duration {
@@ -170,26 +197,19 @@ func defaultOwner() string {
 }
 
 // run opens the attempt's inline configuration, resolves its
-// configuration references and runs its runtime. It returns the outcome
-// and the key-management requests made.
+// configuration references (unless a session's frame brought them) and
+// runs its runtime. It returns the outcome and the key-management
+// requests made.
 func (w *Worker) run(ctx context.Context, a *attempt) (sortie.Outcome, int) {
-	cfg, kmsRequests, refused := w.openConfig(ctx, a.inv)
-	if refused != nil {
-		return *refused, kmsRequests
+	var kmsRequests int
+	if !a.session {
+		cfg, n, refused := w.configure(ctx, a.inv)
+		if kmsRequests = n; refused != nil {
+			return *refused, kmsRequests
+		}
+		// cfg is never written again: an abandoned handler may still read it.
+		a.cfg = cfg
 	}
-	refs, refused := w.resolveRefs(ctx, a.inv)
-	if refused == nil {
-		cfg, refused = mergeRefs(cfg, refs)
-	}
-	if refused != nil {
-		clear(cfg)
-		return *refused, kmsRequests
-	}
-	// cfg holds every secret value of the attempt, inline and referenced:
-	// whatever keeps them out of the attempt's events and results (the
-	// masking of echoed values) reads them here.
-	// cfg is never written again: an abandoned handler may still read it.
-	a.cfg = cfg
 	r, ok := w.resolve(a.inv.Agent.Runtime)
 	if !ok {
 		return errorOutcome(sortie.ErrorTypeRejected, "no runtime "+a.inv.Agent.Runtime+" on this worker host", false), kmsRequests
@@ -202,21 +222,50 @@ func (w *Worker) resolve(ref string) (runner, bool) {
 	kind, name, _ := strings.Cut(ref, ":")
 	switch kind {
 	case "go":
-		if h, ok := w.Registry.Lookup(name); ok {
+		h, ok := w.Registry.Lookup(name)
+		if p := w.Warm["go"]; ok && p != nil {
+			return sessionRunner(ref, p, true), true
+		} else if ok {
 			return goRunner(h), true
 		}
 	case "exec":
-		if spec, ok := w.Exec[name]; ok && len(spec.Command) > 0 {
+		spec, ok := w.Exec[name]
+		if p := w.Warm[ref]; ok && p != nil {
+			return sessionRunner(ref, p, false), true
+		} else if ok && len(spec.Command) > 0 && spec.Protocol == "" {
 			return tracedExecRunner(name, spec), true
 		}
 	}
 	return nil, false
 }
 
+// configure opens the attempt's inline configuration and resolves its
+// configuration references. The map holds every secret value of the
+// attempt, inline and referenced: whatever keeps them out of the
+// attempt's events and results (the masking of echoed values) reads them
+// here.
+func (w *Worker) configure(ctx context.Context, inv *sortie.Invocation) (map[string]string, int, *sortie.Outcome) {
+	cfg, kmsRequests, refused := w.openConfig(ctx, inv)
+	if refused != nil {
+		return nil, kmsRequests, refused
+	}
+	refs, refused := w.resolveRefs(ctx, inv)
+	if refused == nil {
+		cfg, refused = mergeRefs(cfg, refs)
+	}
+	if refused != nil {
+		clear(cfg)
+		return nil, kmsRequests, refused
+	}
+	return cfg, kmsRequests, nil
+}
+
 // attempt is one claimed attempt being executed.
 type attempt struct {
 	inv             *sortie.Invocation
 	cfg             map[string]string // the inline configuration and the references' values
+	call            *Call             // the handler's, once it runs
+	session         bool              // cfg came opened in a session's invoke frame
 	log             *slog.Logger
 	client          *http.Client // of the destination policy
 	out             *sender
@@ -235,7 +284,8 @@ func (a *attempt) execute(ctx context.Context, r runner) sortie.Outcome {
 	defer stop()
 	done := make(chan struct{})
 	beating := a.heartbeats(done)
-	o := r(hctx, &Call{inv: a.inv, cfg: a.cfg, log: a.log, client: a.client, out: a.out}, margin)
+	a.call = &Call{inv: a.inv, cfg: a.cfg, log: a.log, client: a.client, out: a.out}
+	o := r(hctx, a.call, margin)
 	close(done)
 	<-beating
 	return a.settle(ctx, hctx, o)
@@ -255,7 +305,7 @@ func handlerDeadline(ctx context.Context, deadlineMs int64, now time.Time) (time
 // settle decides the outcome once the runner returned: a cancel request
 // wins; an error after the handler context ended is reported as its cause.
 func (a *attempt) settle(ctx, hctx context.Context, o sortie.Outcome) sortie.Outcome {
-	if a.cancelRequested.Load() {
+	if a.cancelRequested.Load() || errors.Is(context.Cause(hctx), errCancelRequested) {
 		return errorOutcome(sortie.ErrorTypeCancelled, "the run's cancel was requested; the handler stopped", false)
 	}
 	if o.Error == nil || hctx.Err() == nil {
@@ -271,4 +321,14 @@ func (a *attempt) settle(ctx, hctx context.Context, o sortie.Outcome) sortie.Out
 		return errorOutcome(errTypeTerminated, fmt.Sprintf("the worker was stopped (%v): %s", context.Cause(ctx), o.Error.Message), true)
 	}
 	return o
+}
+
+// computeEnded ends an attempt whose warm worker process died: its events
+// are sent, nothing else, and the error says how the process ended.
+func (a *attempt) computeEnded(st sortie.Status) error {
+	if err := a.out.abandon(); err != nil {
+		a.log.Warn("send the events of an attempt whose worker process died", "err", err)
+	}
+	a.log.Warn("the worker process running the attempt ended without a word", "status", st.Reason)
+	return &ComputeEndedError{Status: st}
 }

@@ -58,12 +58,30 @@ type Config struct {
 	// InProcess runs attempts in goroutines of this process instead of
 	// WorkerCommand subprocesses. Optional; not with AWS.Table.
 	InProcess bool
-	// WorkerCommand is the command a local attempt runs, reading the
-	// invocation on stdin and reporting to StateDir's control plane: the
+	// ProcessPerAttempt runs each local attempt as a WorkerCommand
+	// subprocess of its own, which claims and reports the attempt itself
+	// and outlives this host (as short-lived commands such as submit
+	// need). Optional; by default attempts run on warm worker processes
+	// (WorkerCommand with the argument "--session", reused attempt after
+	// attempt, claimed and reported by this host) that stop when the
+	// host closes.
+	ProcessPerAttempt bool
+	// WorkerPoolSize is the most warm worker processes alive at once (and
+	// so the most local attempts running at once; the others wait for
+	// one), also for each exec runtime of the session protocol.
+	// Optional; defaults to 16.
+	WorkerPoolSize int
+	// WorkerRecycleAfter is how many attempts a warm worker process runs
+	// before a new one replaces it. Optional; defaults to 0: never.
+	WorkerRecycleAfter int
+	// WorkerCommand is the command of the local worker processes: the
 	// sortie CLI's "worker", which rebuilds this Config from the variables
 	// the host passes it ([EnvStateDir], [EnvRuntimes], [EnvConfigEnv], the
-	// destination policy's and OpenTelemetry's). Optional; defaults to
-	// this executable with the argument "worker".
+	// destination policy's and OpenTelemetry's). With ProcessPerAttempt
+	// each attempt runs it once, the invocation on its stdin, and it
+	// claims and reports the attempt; by default it runs with the extra
+	// argument "--session" as a warm worker (functions.SessionVersion).
+	// Optional; defaults to this executable with the argument "worker".
 	WorkerCommand []string
 	// WorkerLogLevel is the log level of worker subprocesses (debug, info,
 	// warn or error), whose logs go to StateDir/logs. Optional; defaults
@@ -204,6 +222,10 @@ func (c *Config) Validate() error {
 		return sortie.Invalidf("ReconcileInterval", "%v: must be positive", c.ReconcileInterval)
 	case c.InProcess && c.AWS.Table != "":
 		return sortie.Invalidf("InProcess", "runs attempts in this process; with AWS.Table they run on AWS.Function")
+	case c.InProcess && c.ProcessPerAttempt:
+		return sortie.Invalidf("ProcessPerAttempt", "runs each attempt in a process of its own; InProcess runs them in this one: set one")
+	case c.WorkerPoolSize < 0 || c.WorkerRecycleAfter < 0:
+		return sortie.Invalidf("WorkerPoolSize", "%d and WorkerRecycleAfter %d must not be negative", c.WorkerPoolSize, c.WorkerRecycleAfter)
 	}
 	if err := c.validateGCP(); err != nil {
 		return err

@@ -28,6 +28,8 @@ func TestValidateNamesTheField(t *testing.T) {
 		{"no state dir", host.Config{}, "StateDir"},
 		{"negative interval", host.Config{StateDir: dir, ReconcileInterval: -1}, "ReconcileInterval"},
 		{"in-process on AWS", host.Config{StateDir: dir, InProcess: true, AWS: awshost.Config{Table: "runs"}}, "InProcess"},
+		{"in-process and per attempt", host.Config{StateDir: dir, InProcess: true, ProcessPerAttempt: true}, "ProcessPerAttempt"},
+		{"negative pool size", host.Config{StateDir: dir, WorkerPoolSize: -1}, "WorkerPoolSize"},
 		{"bad variable name", host.Config{StateDir: dir, ConfigEnv: []string{"API-TOKEN"}}, "ConfigEnv"},
 		{"bad log level", host.Config{StateDir: dir, WorkerLogLevel: "loud"}, "WorkerLogLevel"},
 		{"bad policy", host.Config{StateDir: dir, Destinations: &destination.Policy{Allow: []string{"http://x"}}}, "Destinations"},

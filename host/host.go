@@ -12,8 +12,10 @@ import (
 	"github.com/sortie-run/sortie"
 	"github.com/sortie-run/sortie/controlplane/dynamo/dynamostream"
 	"github.com/sortie-run/sortie/controlplane/sqlite"
+	"github.com/sortie-run/sortie/functions"
 	"github.com/sortie-run/sortie/host/awshost"
 	"github.com/sortie-run/sortie/host/gcphost"
+	"github.com/sortie-run/sortie/launchers/local"
 	"github.com/sortie-run/sortie/server/callback"
 )
 
@@ -61,6 +63,8 @@ type Host struct {
 	keys    *callback.Keyring
 	issuer  *callback.Issuer
 	api     *api
+	worker  *functions.Worker // of the local launcher, with its pools
+	local   *local.Launcher   // the warm workers' launcher
 }
 
 // New builds the host of cfg: it opens the control plane (creating
@@ -260,6 +264,9 @@ func (h *Host) RunReconciler(ctx context.Context) {
 func (h *Host) Close() error {
 	if h.engine != nil {
 		h.engine.Close()
+	}
+	if err := h.stopWorkers(); err != nil {
+		h.log.Warn("stop the local workers", "err", err)
 	}
 	return h.closeParts()
 }

@@ -47,40 +47,54 @@ func NewReporter(inv *sortie.Invocation, cp sortie.ControlPlane) (functions.Repo
 	return functions.NewReporter(inv, cp, "", callbackClient)
 }
 
-// localLauncher runs attempts in this process (Config.InProcess) or as
-// Config.WorkerCommand subprocesses logging to StateDir/logs.
+// localLauncher runs attempts on warm worker processes (the default, see
+// warmLauncher), in this process (Config.InProcess) or as one
+// Config.WorkerCommand subprocess per attempt (Config.ProcessPerAttempt)
+// logging to StateDir/logs.
 func (h *Host) localLauncher() (sortie.Launcher, error) {
-	if h.cfg.InProcess {
-		w, err := NewWorker(h.cfg)
-		if err != nil {
-			return nil, err
-		}
-		return local.New(&local.Options{InProcess: func(ctx context.Context, inv *sortie.Invocation) error {
-			rep, err := NewReporter(inv, h.cp)
-			if err != nil {
-				return err
-			}
-			_, err = w.Execute(ctx, inv, rep)
-			return err
-		}})
+	switch {
+	case h.cfg.InProcess:
+		return h.inProcessLauncher()
+	case !h.cfg.ProcessPerAttempt:
+		return h.warmLauncher()
 	}
-	command := h.cfg.WorkerCommand
+	command, env, err := h.workerProcess()
+	if err != nil {
+		return nil, err
+	}
+	return local.New(&local.Options{Command: command, Env: env, LogDir: filepath.Join(h.dir, LogDir)})
+}
+
+// inProcessLauncher runs each attempt in a goroutine of this process.
+func (h *Host) inProcessLauncher() (sortie.Launcher, error) {
+	w, err := NewWorker(h.cfg)
+	if err != nil {
+		return nil, err
+	}
+	h.worker = w
+	return local.New(&local.Options{InProcess: func(ctx context.Context, inv *sortie.Invocation) error {
+		rep, err := NewReporter(inv, h.cp)
+		if err != nil {
+			return err
+		}
+		_, err = w.Execute(ctx, inv, rep)
+		return err
+	}})
+}
+
+// workerProcess is the command of a worker subprocess (Config.WorkerCommand,
+// else this executable's worker) and its environment (see workerEnv).
+func (h *Host) workerProcess() (command, env []string, err error) {
+	command = h.cfg.WorkerCommand
 	if len(command) == 0 {
 		exe, err := os.Executable()
 		if err != nil {
-			return nil, fmt.Errorf("host: find this executable for workers: %w", err)
+			return nil, nil, fmt.Errorf("host: find this executable for workers: %w", err)
 		}
 		command = []string{exe, "worker"}
 	}
-	env, err := h.workerEnv()
-	if err != nil {
-		return nil, err
-	}
-	l, err := local.New(&local.Options{Command: command, Env: env, LogDir: filepath.Join(h.dir, LogDir)})
-	if err != nil {
-		return nil, err
-	}
-	return l, nil
+	env, err = h.workerEnv()
+	return command, env, err
 }
 
 // workerEnv is the environment of a worker subprocess: local.DefaultEnv
@@ -110,9 +124,10 @@ func (h *Host) workerEnv() ([]string, error) {
 // NewWorker returns the worker of cfg's local launcher, the one an
 // in-process attempt runs on and a worker subprocess (the sortie CLI's
 // worker) builds from the same Config: Registry's handlers, Runtimes'
-// exec commands, the Destinations policy, the ConfigRefs allowlist and,
-// with ConfigEnv, inline configuration opened with StateDir's local key,
-// which the host created.
+// exec commands (those of the session protocol on pools of warm
+// processes, in Warm), the Destinations policy, the ConfigRefs allowlist
+// and, with ConfigEnv, inline configuration opened with StateDir's local
+// key, which the host created. Close its pools with [CloseWorker].
 func NewWorker(cfg Config) (*functions.Worker, error) {
 	cfg = cfg.withDefaults()
 	w := &functions.Worker{Registry: cfg.Registry, Logger: cfg.Logger, Destinations: cfg.Destinations}
@@ -122,6 +137,10 @@ func NewWorker(cfg Config) (*functions.Worker, error) {
 			return nil, sortie.Invalidf("Runtimes", "%v", err)
 		}
 		w.Exec = rt
+		if w.Warm, err = functions.NewPools(rt, &functions.PoolOptions{Size: cfg.WorkerPoolSize,
+			RecycleAfter: cfg.WorkerRecycleAfter, Logger: cfg.Logger}); err != nil {
+			return nil, sortie.Invalidf("Runtimes", "%v", err)
+		}
 	}
 	refs, err := workerConfigRefs(cfg)
 	if err != nil {

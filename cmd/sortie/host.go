@@ -29,8 +29,12 @@ type globals struct {
 	jsonOut   bool
 	logLevel  string
 	inProcess bool
-	reconcile time.Duration
-	configEnv []string
+	// processPerAttempt, workers, recycle: how local attempts run.
+	processPerAttempt bool
+	workers           int
+	recycle           int
+	reconcile         time.Duration
+	configEnv         []string
 	// configRefs is the configuration references allowlist file.
 	configRefs string
 	hostURL    string
@@ -50,7 +54,10 @@ func (g *globals) register(root *cobra.Command) {
 	f.StringVar(&g.runtimes, "runtimes", os.Getenv(host.EnvRuntimes), "host allowlist of exec runtimes, a JSON file (env SORTIE_RUNTIMES)")
 	f.BoolVar(&g.jsonOut, "json", false, "print JSON: one object a line")
 	f.StringVar(&g.logLevel, "log-level", envOr(host.EnvLogLevel, "warn"), "log level on stderr: debug, info, warn, error")
-	f.BoolVar(&g.inProcess, "in-process", false, "run attempts inside this process instead of a sortie worker subprocess")
+	f.BoolVar(&g.inProcess, "in-process", false, "run attempts inside this process instead of on warm sortie worker processes")
+	f.BoolVar(&g.processPerAttempt, "process-per-attempt", false, "run each attempt as a sortie worker process of its own that outlives this command (submit, trigger and reconcile --once always do)")
+	f.IntVar(&g.workers, "workers", 16, "the most warm worker processes (and local attempts running) at once")
+	f.IntVar(&g.recycle, "worker-recycle", 0, "replace a warm worker process after this many attempts (0: never)")
 	f.DurationVar(&g.reconcile, "reconcile-interval", time.Second, "how often a long-lived command reconciles expired leases")
 	f.StringVar(&g.configRefs, "config-refs", os.Getenv(host.EnvConfigRefs), "host allowlist of configuration references, a JSON file mapping each ID runs may name (--config-ref) to where workers read its value (env SORTIE_CONFIG_REFS)")
 	f.StringSliceVar(&g.configEnv, "config-env", envList(host.EnvConfigEnv), "turn inline configuration on: the variables it may set, comma-separated (env SORTIE_CONFIG_ENV); off when empty")
@@ -131,7 +138,8 @@ func (g *globals) config(extra ...sortie.Manifest) (host.Config, error) {
 	}
 	cfg := host.Config{StateDir: g.stateDir, AWS: g.aws.config(), GCP: g.gcp.config(), Runtimes: g.runtimes, ConfigRefs: g.configRefs, InProcess: g.inProcess,
 		WorkerLogLevel: g.workerLogLevel(), ConfigEnv: g.configEnv, Destinations: policy, ReconcileInterval: g.reconcile,
-		API: g.api, Logger: g.logger(os.Stderr)}
+		API: g.api, Logger: g.logger(os.Stderr), WorkerPoolSize: g.workers, WorkerRecycleAfter: g.recycle,
+		ProcessPerAttempt: g.processPerAttempt || (!g.inProcess && g.outlivedByAttempts())}
 	if len(extra) > 0 {
 		cfg.Agents = builtin.Agents()
 		for _, m := range extra {
@@ -162,6 +170,24 @@ func (g *globals) openHost(extra ...sortie.Manifest) (*target, error) {
 		return nil, flagError(err)
 	}
 	return &target{h: h, engine: h.Engine(), client: h.Client(), log: cfg.Logger}, nil
+}
+
+// outlivedByAttempts reports whether the command ends while the attempts
+// it launches go on (submit, trigger, reconcile --once): those run each
+// attempt as a worker process of its own, which outlives the command,
+// instead of on warm workers, which stop with it.
+func (g *globals) outlivedByAttempts() bool {
+	if g.command == nil {
+		return false
+	}
+	switch g.command.Name() {
+	case "submit", "trigger":
+		return true
+	case "reconcile":
+		once, _ := g.command.Flags().GetBool("once")
+		return once
+	}
+	return false
 }
 
 // withHost opens the host, runs fn and closes the host.
@@ -221,6 +247,9 @@ var flagNames = []string{
 	"Runtimes", "--runtimes",
 	"ConfigRefs", "--config-refs",
 	"InProcess", "--in-process",
+	"ProcessPerAttempt", "--process-per-attempt",
+	"WorkerPoolSize", "--workers",
+	"WorkerRecycleAfter", "--worker-recycle",
 	"WorkerLogLevel", "--log-level",
 	"ConfigEnv", "--config-env",
 	"Destinations", "destination policy",

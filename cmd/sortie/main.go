@@ -107,7 +107,8 @@ func newRoot() *cobra.Command {
 		},
 		Long: `sortie submits runs of agents, follows their events, and cancels, resumes and
 inspects them. On the embedded defaults runs are kept in an SQLite control plane
-under --state-dir and each attempt runs as a "sortie worker" subprocess.`,
+under --state-dir and attempts run on warm "sortie worker --session" processes
+(one "sortie worker" process per attempt for submit, trigger and reconcile --once).`,
 	}
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return &usageErr{err} })
 	g.register(root)

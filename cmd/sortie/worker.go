@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"os"
 
 	"github.com/spf13/cobra"
@@ -12,6 +13,7 @@ import (
 
 func newWorkerCmd(g *globals) *cobra.Command {
 	var report string
+	var session bool
 	c := &cobra.Command{
 		Use:   "worker",
 		Short: "Execute one invocation read on stdin; write its messages as NDJSON on stdout",
@@ -19,7 +21,12 @@ func newWorkerCmd(g *globals) *cobra.Command {
 the worker messages (event, result, error, interrupt) as NDJSON on stdout; logs go
 to stderr. With --report control-plane (the default) it also claims the attempt,
 heartbeats and reports in the control plane of --state-dir; with --report stdout it
-only writes the messages. SIGTERM stops the attempt.`,
+only writes the messages. SIGTERM stops the attempt.
+
+With --session it is a warm worker of the sortie.session/v1 protocol: it reads
+invoke and cancel frames on stdin and executes one attempt after another, writing
+each attempt's messages on stdout, until stdin ends. The host that started it
+claims and reports the attempts (package functions, SessionVersion).`,
 		Args: exactArgs(0),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			cfg, err := g.config()
@@ -29,6 +36,10 @@ only writes the messages. SIGTERM stops the attempt.`,
 			w, err := host.NewWorker(cfg)
 			if err != nil {
 				return flagError(err)
+			}
+			defer host.CloseWorker(context.WithoutCancel(cmd.Context()), w)
+			if session {
+				return w.ServeSession(cmd.Context(), os.Stdin, os.Stdout)
 			}
 			mk, done, err := g.reporters(report)
 			if err != nil {
@@ -40,6 +51,7 @@ only writes the messages. SIGTERM stops the attempt.`,
 		},
 	}
 	c.Flags().StringVar(&report, "report", "control-plane", "where to report: control-plane (and stdout) or stdout only")
+	c.Flags().BoolVar(&session, "session", false, "serve attempt after attempt over the sortie.session/v1 protocol on stdin and stdout (a warm worker)")
 	return c
 }
 

@@ -49,7 +49,7 @@ func start(ctx context.Context, ln net.Listener, dir string, worker []string) (*
 	if err != nil {
 		return nil, err
 	}
-	remote, err := host.New(ctx, host.Config{StateDir: filepath.Join(dir, "remote"), WorkerCommand: worker, Logger: log,
+	remote, err := host.New(ctx, host.Config{StateDir: filepath.Join(dir, "remote"), WorkerCommand: worker, ProcessPerAttempt: true, Logger: log,
 		API: &host.API{UI: true, WorkerCallbacks: true, CallbackURL: base + "/remote"}})
 	if err != nil {
 		embedded.Close()

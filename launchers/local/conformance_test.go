@@ -27,6 +27,11 @@ func TestConformance(t *testing.T) {
 			return &inProcessHarness{t: t}
 		})
 	})
+	t.Run("warm-pool", func(t *testing.T) {
+		launchertest.RunConformanceTests(t, func(t *testing.T) launchertest.Harness {
+			return &warmHarness{t: t}
+		})
+	})
 }
 
 // inProcessHarness runs attempts in goroutines of the test process with

@@ -14,8 +14,12 @@
 // describe the attempt without ever signalling a reused pid.
 //
 // In in-process mode ([Options.InProcess]) each attempt runs a function in
-// a goroutine of this process — the warm mode used by benchmarks and
-// tests, with no process start per run.
+// a goroutine of this process, with no process start per run: a worker of
+// package functions in this process, or (the sortie host's default) one
+// that claims and reports the attempt here while its handler runs on a
+// warm worker process of a functions.Pool; when that process dies during
+// the attempt the function's error is an [ExitStatuser] and the attempt
+// ends with the process's status.
 //
 // [Launcher.Start] returns at once and is idempotent on the launch ID;
 // [Launcher.Cancel] sends SIGTERM, then SIGKILL after [Options.Grace];

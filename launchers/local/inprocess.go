@@ -2,6 +2,7 @@ package local
 
 import (
 	"context"
+	"errors"
 
 	"github.com/sortie-run/sortie"
 )
@@ -30,7 +31,21 @@ func (l *Launcher) runInProcess(ctx context.Context, inv *sortie.Invocation) (st
 		}
 	}()
 	if err := l.opts.InProcess(ctx, inv); err != nil {
+		var ended ExitStatuser
+		if errors.As(err, &ended) {
+			return ended.ExitStatus()
+		}
 		return failedStatus("in-process worker: %v", err)
 	}
 	return sortie.Status{Phase: sortie.PhaseSucceeded}
+}
+
+// ExitStatuser is an error of an InProcess function that ran the attempt
+// in a process of its own which died during it (a warm worker process,
+// functions.ComputeEndedError): ExitStatus says how that process ended,
+// and the launcher reports it as the attempt's end ([Launcher.WatchExits],
+// [Launcher.Describe]) instead of the function's error.
+type ExitStatuser interface {
+	error
+	ExitStatus() sortie.Status
 }

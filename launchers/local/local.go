@@ -62,8 +62,10 @@ type Options struct {
 	// 5 s.
 	Grace time.Duration
 	// InProcess selects in-process mode: each attempt runs InProcess in a
-	// goroutine of this process, with a context that Cancel cancels.
-	// Optional; defaults to subprocess mode.
+	// goroutine of this process, with a context that Cancel cancels. An
+	// error that is an [ExitStatuser] (the attempt ran on a warm worker
+	// process that died) ends the attempt with that status. Optional;
+	// defaults to subprocess mode.
 	InProcess func(ctx context.Context, inv *sortie.Invocation) error
 }
 

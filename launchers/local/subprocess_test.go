@@ -86,6 +86,13 @@ func (h *subprocessHarness) Freeze(t *testing.T, ref sortie.Ref) {
 	if err != nil {
 		t.Fatalf("Freeze: ref ID %q is not a pid", ref.ID)
 	}
+	freeze(t, pid)
+}
+
+// freeze stops the process group of pid with SIGSTOP and waits until the
+// process is stopped.
+func freeze(t *testing.T, pid int) {
+	t.Helper()
 	if err := syscall.Kill(-pid, syscall.SIGSTOP); err != nil {
 		t.Fatalf("kill(-%d, SIGSTOP) = %v", pid, err)
 	}

@@ -1,0 +1,163 @@
+package functions
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+
+	"github.com/sortie-run/sortie"
+	"github.com/sortie-run/sortie/internal/strictjson"
+)
+
+// SessionVersion names the multi-invocation worker protocol, version 1: a
+// worker process that stays up and executes one attempt after another,
+// instead of one process per attempt. The host writes [SessionFrame] lines
+// on the worker's stdin:
+//
+//	{"invoke": {"invocation": {...sortie.invocation/v1...}, "config": {"NAME": "value"}}}
+//	{"cancel": {"launch_id": "..."}}
+//
+// The worker executes an invoked attempt and writes its worker messages
+// ([sortie.Message] lines: events, then exactly one result, error or
+// interrupt) on stdout, as a one-shot worker does; the terminal message
+// ends the attempt, and the worker then waits for the next invoke. One
+// attempt runs at a time: the host sends the next invoke only after the
+// terminal message. A cancel names the attempt in progress (a cancel of
+// another launch ID is ignored): the worker stops its handler and still
+// ends the attempt with a terminal message. "config" is the attempt's
+// inline configuration, opened by the host and limited to its allowlist;
+// its values are secrets, for this attempt only (the process environment
+// is the same for every attempt). The invocation never carries sealed
+// configuration. When stdin ends, the worker stops the attempt in
+// progress, ends it and exits. Logs go to stderr; the host files the
+// lines written during an attempt under that attempt.
+//
+// The host stops a worker process that writes an invalid line or a message
+// outside an attempt, and one that has not ended a cancelled attempt after
+// its grace period (SIGKILL to its process group); a process that exits
+// during an attempt ended it without a word. Either way the next attempt
+// gets a new process. An exec runtime opts in with "protocol" in the
+// runtimes file ([ExecSpec.Protocol]); `sortie worker --session` is the Go
+// worker's side ([Worker.ServeSession]).
+const SessionVersion = "sortie.session/v1"
+
+// maxFrameBytes bounds one frame: an invocation and its configuration.
+const maxFrameBytes = sortie.MaxInvocationBytes + sortie.MaxConfigBytes + 4<<10
+
+// SessionFrame is one line the host writes to a session worker: exactly
+// one field is set.
+type SessionFrame struct {
+	Invoke *SessionInvoke `json:"invoke,omitempty"`
+	Cancel *SessionCancel `json:"cancel,omitempty"`
+}
+
+// SessionInvoke starts an attempt.
+type SessionInvoke struct {
+	Invocation *sortie.Invocation `json:"invocation"`
+	// Config is the attempt's opened inline configuration. Optional.
+	Config map[string]string `json:"config,omitempty"`
+}
+
+// SessionCancel stops the attempt in progress with LaunchID.
+type SessionCancel struct {
+	LaunchID string `json:"launch_id"`
+}
+
+// Validate checks that exactly one field is set and that it is valid. It
+// returns a [*sortie.ValidationError] naming the field.
+func (f *SessionFrame) Validate() error {
+	switch {
+	case (f.Invoke == nil) == (f.Cancel == nil):
+		return sortie.Invalidf("frame", "set exactly one of invoke and cancel")
+	case f.Cancel != nil:
+		if f.Cancel.LaunchID == "" {
+			return sortie.Invalidf("cancel.launch_id", "is required")
+		}
+		return nil
+	case f.Invoke.Invocation == nil:
+		return sortie.Invalidf("invoke.invocation", "is required")
+	case len(f.Invoke.Invocation.SealedConfig) > 0:
+		return sortie.Invalidf("invoke.invocation.sealed_config", "a session worker gets the opened configuration in invoke.config, never sealed")
+	}
+	return f.Invoke.Invocation.Validate()
+}
+
+// WriteSessionFrame validates f and writes it to w as one line, in one
+// Write call.
+func WriteSessionFrame(w io.Writer, f *SessionFrame) error {
+	if err := f.Validate(); err != nil {
+		return err
+	}
+	b, err := json.Marshal(f)
+	if err != nil {
+		return fmt.Errorf("encode session frame: %w", err)
+	}
+	if len(b) > maxFrameBytes {
+		return sortie.Invalidf("frame", "%d bytes encoded, limit %d", len(b), maxFrameBytes)
+	}
+	_, err = w.Write(append(b, '\n'))
+	return err
+}
+
+// SessionReader reads [SessionFrame] lines. Blank lines are skipped.
+type SessionReader struct {
+	br   *bufio.Reader
+	line int
+}
+
+// NewSessionReader returns a reader of the frames in r.
+func NewSessionReader(r io.Reader) *SessionReader {
+	return &SessionReader{br: bufio.NewReaderSize(r, 64<<10)}
+}
+
+// Next returns the next frame, or io.EOF after the last one. A line that
+// is too long, not strict JSON or not a valid frame is a
+// [*sortie.ValidationError]; the protocol allows no recovery from it.
+func (r *SessionReader) Next() (*SessionFrame, error) {
+	for {
+		line, err := readBounded(r.br, maxFrameBytes)
+		if err != nil {
+			return nil, err
+		}
+		r.line++
+		if len(bytes.TrimSpace(line)) == 0 {
+			continue
+		}
+		return decodeFrame(line, r.line)
+	}
+}
+
+// readBounded returns the next line without its end of line; a line over
+// limit is a [*sortie.ValidationError].
+func readBounded(br *bufio.Reader, limit int) ([]byte, error) {
+	var buf []byte
+	for {
+		chunk, err := br.ReadSlice('\n')
+		buf = append(buf, chunk...)
+		if len(buf) > limit+2 {
+			return nil, sortie.Invalidf("frame", "a line over %d bytes", limit)
+		}
+		switch {
+		case errors.Is(err, bufio.ErrBufferFull):
+			continue
+		case errors.Is(err, io.EOF) && len(buf) > 0:
+		case err != nil:
+			return nil, err
+		}
+		return bytes.TrimSuffix(bytes.TrimSuffix(buf, []byte("\n")), []byte("\r")), nil
+	}
+}
+
+func decodeFrame(line []byte, n int) (*SessionFrame, error) {
+	var f SessionFrame
+	if err := strictjson.Unmarshal(line, &f); err != nil {
+		return nil, atLine(n, sortie.Invalidf("frame", "%v", err))
+	}
+	if err := f.Validate(); err != nil {
+		return nil, atLine(n, err)
+	}
+	return &f, nil
+}
