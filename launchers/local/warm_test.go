@@ -23,6 +23,7 @@ type warmHarness struct {
 	cp   *memory.ControlPlane
 	pool *functions.Pool
 	l    *local.Launcher
+	gate gate
 }
 
 func (h *warmHarness) MakeLauncher(ctx context.Context, t *testing.T) (sortie.Launcher, sortie.ControlPlane) {
@@ -40,6 +41,9 @@ func (h *warmHarness) MakeLauncher(ctx context.Context, t *testing.T) (sortie.La
 	w := &functions.Worker{Registry: reg, Owner: "warm-pool-test", Warm: map[string]*functions.Pool{"go": h.pool},
 		Logger: slog.New(slog.NewTextHandler(t.Output(), &slog.HandlerOptions{Level: slog.LevelWarn}))}
 	h.l, err = local.New(&local.Options{Grace: 5 * time.Second, InProcess: func(ctx context.Context, inv *sortie.Invocation) error {
+		if err := h.gate.pass(ctx); err != nil {
+			return err
+		}
 		_, err := w.Execute(ctx, inv, functions.NewControlPlaneReporter(h.cp, inv, w.Owner))
 		return err
 	}})
@@ -53,6 +57,16 @@ func (h *warmHarness) CanCancelRunning() bool { return true }
 func (h *warmHarness) CanDescribe() bool      { return true }
 func (h *warmHarness) ReportsExits() bool     { return true }
 func (h *warmHarness) CancelCalls() int       { return int(local.Cancels(h.l)) }
+func (h *warmHarness) CanHoldClaims() bool    { return true }
+
+func (h *warmHarness) HoldStarts(*testing.T) func() { return local.HoldStarts(h.l) }
+
+// HoldClaims holds new attempts before their worker claims (and so before
+// they take a warm process).
+func (h *warmHarness) HoldClaims(*testing.T) func() {
+	h.gate.hold()
+	return h.gate.release
+}
 
 // WorkerCanCrash is true: probe's crash ends the warm process, not the
 // test's.
