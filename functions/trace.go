@@ -90,8 +90,11 @@ func failSpan(span trace.Span, err error) {
 	span.SetStatus(codes.Error, err.Error())
 }
 
-// claim claims the attempt under a "sortie.claim" span.
-func claim(ctx context.Context, rep Reporter) error {
+// claim claims the attempt, when traced under a "sortie.claim" span.
+func claim(ctx context.Context, rep Reporter, traced bool) error {
+	if !traced {
+		return rep.Claim(ctx)
+	}
 	ctx, span := tracer().Start(ctx, "sortie.claim")
 	defer span.End()
 	err := rep.Claim(ctx)
@@ -104,6 +107,9 @@ func claim(ctx context.Context, rep Reporter) error {
 // finish reports the attempt's outcome under a "sortie.finish" span, which
 // the reporter's context carries.
 func (a *attempt) finish(ctx context.Context, o sortie.Outcome) error {
+	if a.session {
+		return a.out.finish(context.WithoutCancel(ctx), o)
+	}
 	ctx, span := tracer().Start(ctx, "sortie.finish")
 	defer span.End()
 	err := a.out.finish(context.WithoutCancel(ctx), o)

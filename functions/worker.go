@@ -11,6 +11,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"go.opentelemetry.io/otel/trace"
+
 	"github.com/sortie-run/sortie"
 	"github.com/sortie-run/sortie/destination"
 )
@@ -142,10 +144,17 @@ func (w *Worker) execute(ctx context.Context, inv *sortie.Invocation, rep Report
 	if err != nil {
 		return sortie.Outcome{}, nil, err
 	}
-	ctx, span := startAttemptSpan(ctx, inv)
-	defer func() { endAttemptSpan(span, o, err) }()
+	if pre != nil {
+		// The host traces the attempt, its claim and its finish; the
+		// handler's spans go under the host's attempt span.
+		ctx = attemptParent(ctx, inv)
+	} else {
+		var span trace.Span
+		ctx, span = startAttemptSpan(ctx, inv)
+		defer func() { endAttemptSpan(span, o, err) }()
+	}
 	log := w.logger().With("run", string(inv.RunID), "attempt", inv.Attempt, "owner", w.owner())
-	if err := claim(ctx, rep); err != nil {
+	if err := claim(ctx, rep, pre == nil); err != nil {
 		log.Info("claim refused; nothing executed", "err", err)
 		return sortie.Outcome{}, nil, fmt.Errorf("worker: claim refused, nothing executed: %w", err)
 	}

@@ -59,6 +59,12 @@ func (h *warmHarness) ReportsExits() bool     { return true }
 func (h *warmHarness) CancelCalls() int       { return int(local.Cancels(h.l)) }
 func (h *warmHarness) CanHoldClaims() bool    { return true }
 
+// CanCancelOutside and QueuesLaunches are false: a warm process has no
+// cancel of its own (killing it is a crash) and no queue.
+func (h *warmHarness) CanCancelOutside() bool               { return false }
+func (h *warmHarness) CancelOutside(*testing.T, sortie.Ref) {}
+func (h *warmHarness) QueuesLaunches() bool                 { return false }
+
 func (h *warmHarness) HoldStarts(*testing.T) func() { return local.HoldStarts(h.l) }
 
 // HoldClaims holds new attempts before their worker claims (and so before
