@@ -13,6 +13,12 @@ const reconcileBatch = 100
 // defaultDescribeInterval is the default of EngineOptions.DescribeInterval.
 const defaultDescribeInterval = 5 * time.Second
 
+// minGrace is the least grace a reconciler that was not running gives a
+// claimed attempt whose lease expired meanwhile: the longest a worker
+// waits between two tries of a callback (functions' callback backoff cap),
+// so a worker retrying through the restart is heard from within it.
+const minGrace = 5 * time.Second
+
 // Reconcile runs one pass over the runs whose lease expired (at most 100,
 // oldest first) and moves each on; it returns how many it acted on:
 //
@@ -38,8 +44,10 @@ func (e *Engine) Reconcile(ctx context.Context) (int, error) {
 
 // reconcilePass is one pass. With grace (the first pass of a reconciler
 // that was not running), a claimed attempt whose lease expired and whose
-// compute may be alive gets one lease of grace instead of being ended:
-// its worker's heartbeats, retried while this host was away, land first.
+// compute may be alive gets one lease of grace (at least 5 s, the longest
+// gap between a worker's callback retries) instead of being ended: its
+// worker's heartbeats or outcome, retried while this host was away, land
+// first.
 // touched, when set, collects the runs acted on.
 func (e *Engine) reconcilePass(ctx context.Context, grace bool, touched map[RunID]bool) (int, error) {
 	if err := e.life.acquire("reconcile"); err != nil {
@@ -167,8 +175,9 @@ func (e *Engine) reconcileClaimed(ctx context.Context, run *Run, cur *Attempt, g
 	if grace {
 		now := e.nowMs()
 		e.log.Info("reconcile: a lease of grace for an attempt whose worker may be alive", "run", run.ID, "attempt", cur.Number)
+		grace := max(run.Policy.LeaseMs, minGrace.Milliseconds())
 		_, err := e.cp.Defer(ctx, Deferral{RunID: run.ID, Attempt: cur.Number, LaunchID: cur.LaunchID,
-			UntilMs: now + run.Policy.LeaseMs, IfVersion: run.Version, NowMs: now})
+			UntilMs: now + grace, IfVersion: run.Version, NowMs: now})
 		return false, err
 	}
 	msg := &ErrorMessage{Type: ErrorTypeLeaseExpired, Retryable: true,

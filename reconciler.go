@@ -73,8 +73,8 @@ func waitUntil(ctx context.Context, due time.Time, now func() time.Time) bool {
 // runs recover without a separate daemon. Its first pass, and a pass after
 // a gap of more than three intervals (the process was stopped or
 // suspended), give claimed attempts whose lease expired while it was not
-// running one lease of grace, unless their launcher says their compute
-// ended: a host restarted after a downtime longer than the lease does not
+// running one lease of grace (at least 5 s), unless their launcher says
+// their compute ended: a host restarted after a downtime longer than the lease does not
 // start a second attempt beside a worker that is alive and retrying its
 // heartbeats.
 func (e *Engine) RunReconciler(ctx context.Context, interval time.Duration) {

@@ -195,3 +195,88 @@ func TestHandlerIgnoringContextIsAbandoned(t *testing.T) {
 		t.Errorf("logs = %q, want a warning about the abandoned handler", logs.String())
 	}
 }
+
+// A worker that cannot renew its lease (every heartbeat fails: the control
+// plane is unreachable) stops its handler before the lease ends, counted
+// from its claim on its own clock, and reports the attempt as a retryable
+// claim_lost.
+func TestFencedBeforeTheLeaseEnds(t *testing.T) {
+	started := make(chan struct{})
+	stopped := make(chan time.Time, 1)
+	w, _ := newWorker(register(func(ctx context.Context, c *Call) (any, error) {
+		close(started)
+		<-ctx.Done()
+		stopped <- time.Now()
+		return nil, ctx.Err()
+	}))
+	rep := newRecorder(t)
+	unreachable := fmt.Errorf("dial control plane: %w", sortie.ErrUnavailable)
+	rep.hbErr.Store(&unreachable)
+	inv := testInvocation("go:h", "")
+	inv.HeartbeatMs, inv.LeaseMs = 200, 3000
+	claimedBy := time.Now()
+	done := executeAsync(w, context.Background(), inv, rep)
+	<-started
+	leaseEnd := claimedBy.Add(3000 * time.Millisecond)
+	select {
+	case at := <-stopped:
+		if !at.Before(leaseEnd) {
+			t.Errorf("handler stopped %v after the claim, want before the lease of 3 s ended", at.Sub(claimedBy))
+		}
+	case <-time.After(time.Until(leaseEnd)):
+		t.Fatalf("handler still running when the 3 s lease ended, with every heartbeat failing")
+	}
+	if r := <-done; r.err != nil {
+		t.Fatalf("Execute = %v", r.err)
+	}
+	o := rep.finished()
+	wantError(t, "a fenced handler", o.Error, errTypeClaimLost, true)
+	if o.Error != nil && !strings.Contains(o.Error.Message, "could not renew its lease") {
+		t.Errorf("fenced attempt's error = %q, want it to say the lease could not be renewed", o.Error.Message)
+	}
+}
+
+// Heartbeats that succeed keep moving the fence: a handler outliving many
+// leases is never fenced while its heartbeats land.
+func TestRenewedLeaseIsNotFenced(t *testing.T) {
+	w, _ := newWorker(register(func(ctx context.Context, c *Call) (any, error) {
+		t := time.NewTimer(900 * time.Millisecond) // three leases of 300 ms
+		defer t.Stop()
+		select {
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-t.C:
+			return "outlived three leases", nil
+		}
+	}))
+	rep := newRecorder(t)
+	inv := testInvocation("go:h", "")
+	inv.HeartbeatMs, inv.LeaseMs = 50, 300
+	if _, err := w.Execute(context.Background(), inv, rep); err != nil {
+		t.Fatal(err)
+	}
+	if o := rep.finished(); o.Error != nil || string(o.Result) != `"outlived three leases"` {
+		t.Errorf("handler with heartbeats landing finished with %+v, want its result", o)
+	}
+}
+
+// An invocation whose deadline has passed by the time it is claimed starts
+// nothing: no handler call, no event, a retryable deadline error.
+func TestPastDeadlineStartsNothing(t *testing.T) {
+	called := false
+	w, _ := newWorker(register(func(ctx context.Context, c *Call) (any, error) {
+		called = true
+		return nil, c.Emit("started", "", nil)
+	}))
+	rep := newRecorder(t)
+	inv := testInvocation("go:h", "")
+	inv.DeadlineMs = time.Now().Add(-time.Second).UnixMilli()
+	if _, err := w.Execute(context.Background(), inv, rep); err != nil {
+		t.Fatal(err)
+	}
+	evs, _, _ := rep.snapshot()
+	if called || len(evs) != 0 {
+		t.Errorf("handler called = %v, %d events stored, want neither for an attempt past its deadline", called, len(evs))
+	}
+	wantError(t, "an attempt past its deadline", rep.finished().Error, sortie.ErrorTypeDeadline, true)
+}

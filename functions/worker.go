@@ -79,6 +79,7 @@ var (
 	errCancelRequested = errors.New("the run's cancel was requested")
 	errClaimLost       = errors.New("the claim is no longer live")
 	errDeadline        = errors.New("the attempt's deadline is near")
+	errFenced          = errors.New("the lease could not be renewed before it ends")
 )
 
 // handlerStopGrace is how long a Go handler has to return after its
@@ -111,10 +112,13 @@ type runner func(ctx context.Context, c *Call, margin time.Duration) sortie.Outc
 //
 // The handler's context ends when a heartbeat sees the run's cancel request
 // (outcome: error type "cancelled"), when the claim is lost (error type
-// "claim_lost"), at inv.DeadlineMs less a margin of min(5 s, 10% of the
-// remaining time) (error type "deadline", retryable), and when ctx ends
-// (error type "terminated", retryable). A handler panic finishes with error
-// type "panic", not retryable.
+// "claim_lost"), when the lease could not be renewed in time (fencing, see
+// [FenceMargin]: error type "claim_lost", retryable), at inv.DeadlineMs
+// less a margin of min(5 s, 10% of the remaining time) (error type
+// "deadline", retryable), and when ctx ends (error type "terminated",
+// retryable). An attempt already past that deadline when claimed finishes
+// with error type "deadline" without starting its handler. A handler
+// panic finishes with error type "panic", not retryable.
 //
 // Execute traces the attempt (see [TracerName]): a span "sortie.attempt",
 // the child of ctx's span when it belongs to inv.TraceParent's trace (an
@@ -154,12 +158,12 @@ func (w *Worker) execute(ctx context.Context, inv *sortie.Invocation, rep Report
 		defer func() { endAttemptSpan(span, o, err) }()
 	}
 	log := w.logger().With("run", string(inv.RunID), "attempt", inv.Attempt, "owner", w.owner())
+	claimed := time.Now()
 	if err := claim(ctx, rep, pre == nil); err != nil {
 		log.Info("claim refused; nothing executed", "err", err)
 		return sortie.Outcome{}, nil, fmt.Errorf("worker: claim refused, nothing executed: %w", err)
 	}
-	claimed := time.Now()
-	a = &attempt{inv: inv, log: log, client: client}
+	a = &attempt{inv: inv, log: log, client: client, renewedAt: claimed}
 	if pre != nil {
 		a.cfg, a.session = pre.cfg, true
 	}
@@ -208,8 +212,12 @@ func defaultOwner() string {
 // run opens the attempt's inline configuration, resolves its
 // configuration references (unless a session's frame brought them) and
 // runs its runtime. It returns the outcome and the key-management
-// requests made.
+// requests made. An attempt already past its deadline starts nothing.
 func (w *Worker) run(ctx context.Context, a *attempt) (sortie.Outcome, int) {
+	if end, _ := handlerDeadline(ctx, a.inv.DeadlineMs, time.Now()); !end.After(time.Now()) {
+		a.log.Warn("the attempt's deadline has passed; nothing executed", "deadline_ms", a.inv.DeadlineMs)
+		return errorOutcome(sortie.ErrorTypeDeadline, "the attempt's deadline had passed when its worker claimed it; the agent was not started", true), 0
+	}
 	var kmsRequests int
 	if !a.session {
 		cfg, n, refused := w.configure(ctx, a.inv)
@@ -272,6 +280,7 @@ func (w *Worker) configure(ctx context.Context, inv *sortie.Invocation) (map[str
 // attempt is one claimed attempt being executed.
 type attempt struct {
 	inv             *sortie.Invocation
+	renewedAt       time.Time         // when the claim was sent: the lease counts from it
 	cfg             map[string]string // the inline configuration and the references' values
 	call            *Call             // the handler's, once it runs
 	session         bool              // cfg came opened in a session's invoke frame
@@ -324,6 +333,8 @@ func (a *attempt) settle(ctx, hctx context.Context, o sortie.Outcome) sortie.Out
 	switch {
 	case errors.Is(cause, errClaimLost):
 		return errorOutcome(errTypeClaimLost, "the attempt's claim was lost; the handler stopped", true)
+	case errors.Is(cause, errFenced):
+		return errorOutcome(errTypeClaimLost, "the worker could not renew its lease; it stopped the handler before the lease ended", true)
 	case errors.Is(cause, errDeadline):
 		return errorOutcome(sortie.ErrorTypeDeadline, "the attempt's deadline came first: "+o.Error.Message, true)
 	case ctx.Err() != nil:
