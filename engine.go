@@ -147,8 +147,10 @@ func (e *Engine) ControlPlane() ControlPlane { return e.cp }
 
 // Submit validates req, reserves the run (or returns the run an earlier
 // submission with the same idempotency key made) and launches attempt 1. It
-// returns a [*ValidationError] for bad input, ErrIdempotencyConflict for a
-// reused key with another request, and ErrClosed after Close.
+// returns a [*ValidationError] for bad input (also an invocation the
+// launcher could not carry, naming its largest variable and the limit;
+// see [InvocationLimiter]), ErrIdempotencyConflict for a reused key with
+// another request, and ErrClosed after Close.
 func (e *Engine) Submit(ctx context.Context, req *SubmitRequest) (*Run, error) {
 	run, _, err := e.SubmitCreated(ctx, req)
 	return run, err
@@ -320,7 +322,9 @@ func (e *Engine) Events(ctx context.Context, id RunID, after Cursor, limit int) 
 }
 
 // Resume continues an interrupted run with input as a new attempt. It
-// returns ErrClosed after Close.
+// returns ErrClosed after Close, and a [*ValidationError] naming the
+// largest part when the resumed invocation would not fit the launcher's
+// limit ([InvocationLimiter]), before the input is stored.
 func (e *Engine) Resume(ctx context.Context, id RunID, input json.RawMessage) (*Run, error) {
 	if err := id.Validate(); err != nil {
 		return nil, err
@@ -329,6 +333,9 @@ func (e *Engine) Resume(ctx context.Context, id RunID, input json.RawMessage) (*
 		return nil, err
 	}
 	defer e.life.release()
+	if err := e.checkResumeBudget(ctx, id, input); err != nil {
+		return nil, err
+	}
 	run, err := e.cp.Resume(ctx, id, input)
 	if err != nil {
 		return nil, err

@@ -183,5 +183,8 @@ func (e *Engine) newRun(ctx context.Context, req *SubmitRequest) (*Run, error) {
 			return nil, err
 		}
 	}
+	if err := e.checkBudget(run); err != nil {
+		return nil, err
+	}
 	return run, nil
 }

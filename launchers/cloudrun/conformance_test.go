@@ -66,3 +66,6 @@ func (h *jobsHarness) CancelOutside(t *testing.T, ref sortie.Ref) {
 
 // QueuesLaunches is false: RunJob starts the execution; it has no queue.
 func (h *jobsHarness) QueuesLaunches() bool { return false }
+
+// LimitsInvocations: 32 KiB, one environment variable's value.
+func (h *jobsHarness) LimitsInvocations() bool { return true }

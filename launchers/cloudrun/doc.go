@@ -4,8 +4,10 @@
 // (never a Job per run) with RunJob overrides: the container's
 // environment carries the [sortie.Invocation] as JSON in SORTIE_INVOCATION
 // (at most [MaxEnvValueBytes], Cloud Run's 32 KiB limit on one
-// environment variable value; larger invocations are refused with a
-// [*sortie.ValidationError] — passing them by reference through object
+// environment variable value: the launcher is a [sortie.InvocationLimiter],
+// so the engine refuses a larger invocation at submit with a
+// [*sortie.ValidationError] naming its largest variable and the limit, and
+// Start refuses one too — passing them by reference through object
 // storage is not implemented), the task count is 1 and the task timeout
 // runs to the attempt's deadline. The Job should set maxRetries 0: Sortie
 // owns retries, and a provider retry is only a duplicate delivery the

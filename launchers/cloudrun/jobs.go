@@ -36,7 +36,9 @@ type JobsOptions struct {
 // Run Job (RunJob with overrides: the invocation in the container's
 // SORTIE_INVOCATION variable, task count 1, task timeout from the
 // attempt's deadline). It implements [sortie.Launcher], [sortie.Canceler]
-// (CancelExecution) and [sortie.Describer] (GetExecution).
+// (CancelExecution), [sortie.Describer] (GetExecution) and
+// [sortie.InvocationLimiter] (32 KiB, so the engine refuses a larger
+// invocation at submit).
 type JobsLauncher struct {
 	jobs  *run.JobsClient
 	execs *run.ExecutionsClient
@@ -48,10 +50,19 @@ type JobsLauncher struct {
 }
 
 var (
-	_ sortie.Launcher  = (*JobsLauncher)(nil)
-	_ sortie.Canceler  = (*JobsLauncher)(nil)
-	_ sortie.Describer = (*JobsLauncher)(nil)
+	_ sortie.Launcher          = (*JobsLauncher)(nil)
+	_ sortie.Canceler          = (*JobsLauncher)(nil)
+	_ sortie.Describer         = (*JobsLauncher)(nil)
+	_ sortie.InvocationLimiter = (*JobsLauncher)(nil)
 )
+
+// MaxInvocationBytes implements [sortie.InvocationLimiter]: the invocation
+// travels as the value of one environment variable, at most
+// [MaxEnvValueBytes] (Cloud Run's 32 KiB limit), so the engine refuses a
+// larger one at submit.
+func (l *JobsLauncher) MaxInvocationBytes() (int, string) {
+	return MaxEnvValueBytes, "Cloud Run's environment variable value (" + fncloudrun.EnvInvocation + ", 32 KiB)"
+}
 
 // NewJobs returns a launcher of opts.Job through jobs and execs. It
 // returns a [*sortie.ValidationError] when a client is nil or Job is not a

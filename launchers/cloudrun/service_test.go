@@ -191,3 +191,7 @@ func (h *serviceHarness) CancelOutside(*testing.T, sortie.Ref) {}
 
 // QueuesLaunches is false: the POST is answered once claimed.
 func (h *serviceHarness) QueuesLaunches() bool { return false }
+
+// LimitsInvocations is false: the POST body takes any invocation a worker
+// takes.
+func (h *serviceHarness) LimitsInvocations() bool { return false }

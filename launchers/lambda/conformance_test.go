@@ -25,7 +25,7 @@ type harness struct {
 func (h *harness) MakeLauncher(ctx context.Context, t *testing.T) (sortie.Launcher, sortie.ControlPlane) {
 	table, cp := newTable(t)
 	r := startRIE(t, 60, fnEnv(table))
-	h.s = &serial{l: newLauncher(t, r, lambda.Options{})}
+	h.s = &serial{l: newLauncher(t, r, lambda.Options{MaxPayloadBytes: 128 << 10})}
 	return h.s, cp
 }
 
@@ -71,3 +71,7 @@ func (h *harness) CancelOutside(*testing.T, sortie.Ref) {}
 
 // QueuesLaunches: an asynchronous invocation waits in Lambda's queue.
 func (h *harness) QueuesLaunches() bool { return true }
+
+// LimitsInvocations: the harness's launcher takes at most 128 KiB (Lambda
+// takes 1 MB, more than any submission carries).
+func (h *harness) LimitsInvocations() bool { return true }

@@ -64,8 +64,8 @@ type Options struct {
 }
 
 // Launcher starts attempts as asynchronous Lambda invocations. It
-// implements [sortie.Launcher] and [sortie.Queuer] (the queue age is
-// Options.MaxEventAge); it is neither a [sortie.Canceler] nor a
+// implements [sortie.Launcher], [sortie.Queuer] (the queue age is
+// Options.MaxEventAge) and [sortie.InvocationLimiter]; it is neither a [sortie.Canceler] nor a
 // [sortie.Describer]: Lambda can neither stop nor describe an invocation.
 type Launcher struct {
 	api  API
@@ -73,9 +73,17 @@ type Launcher struct {
 }
 
 var (
-	_ sortie.Launcher = (*Launcher)(nil)
-	_ sortie.Queuer   = (*Launcher)(nil)
+	_ sortie.Launcher          = (*Launcher)(nil)
+	_ sortie.Queuer            = (*Launcher)(nil)
+	_ sortie.InvocationLimiter = (*Launcher)(nil)
 )
+
+// MaxInvocationBytes implements [sortie.InvocationLimiter]:
+// Options.MaxPayloadBytes, Lambda's asynchronous payload limit (1 MB) by
+// default, so the engine refuses a larger invocation at submit.
+func (l *Launcher) MaxInvocationBytes() (int, string) {
+	return l.opts.MaxPayloadBytes, "the Lambda asynchronous invocation payload (max_payload_bytes)"
+}
 
 // New returns a launcher that invokes opts.Function through api. It
 // returns a [*sortie.ValidationError] when Function is empty, or

@@ -184,6 +184,9 @@ func (s *serial) Start(ctx context.Context, inv *sortie.Invocation) (sortie.Ref,
 // MaxQueueMs forwards the launcher's [sortie.Queuer].
 func (s *serial) MaxQueueMs() int64 { return s.l.MaxQueueMs() }
 
+// MaxInvocationBytes forwards the launcher's [sortie.InvocationLimiter].
+func (s *serial) MaxInvocationBytes() (int, string) { return s.l.MaxInvocationBytes() }
+
 func (s *serial) invoke(ctx context.Context, inv *sortie.Invocation) (sortie.Ref, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()

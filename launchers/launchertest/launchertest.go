@@ -48,6 +48,10 @@ type Harness interface {
 	// QueuesLaunches reports whether the launcher is a [sortie.Queuer]
 	// (checked both ways).
 	QueuesLaunches() bool
+	// LimitsInvocations reports whether the launcher is a
+	// [sortie.InvocationLimiter] (checked both ways); its limit must leave
+	// room for a variable under sortie.MaxVariablesBytes to exceed it.
+	LimitsInvocations() bool
 	// WorkerCanCrash reports whether probe's crash_attempts ends only the
 	// worker (its process exits), not the test process.
 	WorkerCanCrash() bool
@@ -112,6 +116,7 @@ func RunConformanceTests(t *testing.T, newHarness func(t *testing.T) Harness) {
 		{"CancelFrozenWorker", testCancelFrozen, Harness.CanFreeze},
 		{"CancelledOutsideWhilePending", testCancelledOutsidePending, func(h Harness) bool { return h.CanCancelOutside() && h.CanHoldClaims() }},
 		{"CancelledOutsideWhileRunning", testCancelledOutsideRunning, Harness.CanCancelOutside},
+		{"OversizeInvocationRefusedAtSubmit", testOversizeAtSubmit, Harness.LimitsInvocations},
 		{"QueuedLaunchKeepsItsAttempt", testQueuedLaunch, func(h Harness) bool { return h.QueuesLaunches() && h.CanHoldClaims() }},
 		{"DescribePhases", testDescribe, Harness.CanDescribe},
 	}

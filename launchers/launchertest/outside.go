@@ -1,6 +1,9 @@
 package launchertest
 
 import (
+	"encoding/json"
+	"errors"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -97,5 +100,24 @@ func testQueuedLaunch(t *testing.T, newHarness func(t *testing.T) Harness) {
 	checkResult(t, run, 1, "after the queue")
 	if len(run.Attempts) != 1 {
 		t.Errorf("run has %d attempts, want 1: the queue's hold burned none", len(run.Attempts))
+	}
+}
+
+// A submission whose invocation the launcher could not carry (a Cloud Run
+// Job's 32 KiB environment value, a Lambda payload) is refused at submit,
+// naming the variable that made it large and the limit, and nothing is
+// stored: it never fails later at launch.
+func testOversizeAtSubmit(t *testing.T, newHarness func(t *testing.T) Harness) {
+	f := setup(t, newHarness, nil)
+	limit, what := f.launcher.(sortie.InvocationLimiter).MaxInvocationBytes()
+	vars, _ := json.Marshal(map[string]string{"note": "small", "pad": strings.Repeat("x", limit)})
+	_, err := f.client.Submit(f.ctx, &sortie.SubmitRequest{Agent: "probe", Variables: vars})
+	var ve *sortie.ValidationError
+	if !errors.As(err, &ve) || ve.Field != "variables.pad" || !strings.Contains(ve.Reason, strconv.Itoa(limit)) {
+		t.Fatalf("Submit(variables.pad of %d bytes) = %v, want a ValidationError on variables.pad naming the limit %d (%s)", limit, err, limit, what)
+	}
+	page, err := f.client.List(f.ctx, sortie.ListQuery{})
+	if err != nil || len(page.Runs) != 0 {
+		t.Errorf("List after a refused submission = %d runs (%v), want none: nothing may be stored", len(page.Runs), err)
 	}
 }

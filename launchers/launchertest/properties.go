@@ -20,6 +20,7 @@ func testCapabilities(t *testing.T, newHarness func(t *testing.T) Harness) {
 	_, isCanceler := f.launcher.(sortie.Canceler)
 	_, isExitWatcher := f.launcher.(sortie.ExitWatcher)
 	_, isQueuer := f.launcher.(sortie.Queuer)
+	_, isLimiter := f.launcher.(sortie.InvocationLimiter)
 	for _, c := range []struct {
 		iface       string
 		is, harness bool
@@ -29,6 +30,7 @@ func testCapabilities(t *testing.T, newHarness func(t *testing.T) Harness) {
 		{"sortie.Canceler", isCanceler, f.h.CanCancelRunning(), "CanCancelRunning"},
 		{"sortie.ExitWatcher", isExitWatcher, f.h.ReportsExits(), "ReportsExits"},
 		{"sortie.Queuer", isQueuer, f.h.QueuesLaunches(), "QueuesLaunches"},
+		{"sortie.InvocationLimiter", isLimiter, f.h.LimitsInvocations(), "LimitsInvocations"},
 	} {
 		if c.is != c.harness {
 			t.Errorf("launcher %T implements %s = %v, but %s() = %v", f.launcher, c.iface, c.is, c.method, c.harness)

@@ -151,3 +151,6 @@ func (h *inProcessHarness) CancelOutside(*testing.T, sortie.Ref) {}
 
 // QueuesLaunches is false: a goroutine has no queue.
 func (h *inProcessHarness) QueuesLaunches() bool { return false }
+
+// LimitsInvocations is false: a goroutine takes any invocation.
+func (h *inProcessHarness) LimitsInvocations() bool { return false }

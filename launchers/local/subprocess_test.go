@@ -181,3 +181,6 @@ func (h *subprocessHarness) CancelOutside(*testing.T, sortie.Ref) {}
 
 // QueuesLaunches is false: a spawn has no queue.
 func (h *subprocessHarness) QueuesLaunches() bool { return false }
+
+// LimitsInvocations is false: stdin takes any invocation a worker takes.
+func (h *subprocessHarness) LimitsInvocations() bool { return false }

@@ -64,6 +64,7 @@ func (h *warmHarness) CanHoldClaims() bool    { return true }
 func (h *warmHarness) CanCancelOutside() bool               { return false }
 func (h *warmHarness) CancelOutside(*testing.T, sortie.Ref) {}
 func (h *warmHarness) QueuesLaunches() bool                 { return false }
+func (h *warmHarness) LimitsInvocations() bool              { return false }
 
 func (h *warmHarness) HoldStarts(*testing.T) func() { return local.HoldStarts(h.l) }
 
