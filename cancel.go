@@ -35,7 +35,7 @@ func (e *Engine) Cancel(ctx context.Context, id RunID, reason string) (*Run, err
 	}
 	cur := run.Current()
 	if cur == nil || (cur.Ended() && cur.Outcome != StateCancelled) {
-		return run, nil
+		return e.priced(run), nil
 	}
 	if cur.Ref != nil {
 		e.stopCompute(run, *cur.Ref)
@@ -43,7 +43,7 @@ func (e *Engine) Cancel(ctx context.Context, id RunID, reason string) (*Run, err
 	if !cur.Ended() {
 		e.armCancelTimeout(run)
 	}
-	return run, nil
+	return e.priced(run.Clone()), nil
 }
 
 // CancelTimeout returns CancelTimeoutMs as a duration, or the default

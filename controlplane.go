@@ -138,6 +138,10 @@ type Reservation struct {
 	// StartTimeoutMs and CheckMs are the launch's, as in [Launch]; used
 	// with LaunchID only. Optional.
 	StartTimeoutMs, CheckMs int64
+	// Usage is what the engine consumed for attempt 1 before its launch
+	// (the key-management requests of its seals), recorded on the attempt
+	// with LaunchID. Optional.
+	Usage *Usage
 }
 
 // Launch asks RecordLaunch to record attempt Attempt with LaunchID.
@@ -154,6 +158,10 @@ type Launch struct {
 	// about it then). Optional; defaults to the start deadline.
 	CheckMs int64
 	NowMs   int64
+	// Usage is what the engine consumed for the attempt before its launch
+	// (the key-management requests of its seal), recorded on the attempt;
+	// the worker's usage is added to it when the attempt ends. Optional.
+	Usage *Usage
 }
 
 // Deferral asks Defer to move the next look at attempt Attempt of a run

@@ -90,6 +90,9 @@ type EngineOptions struct {
 	// launcher about an attempt that was launched but not claimed (each
 	// look is one conditional write, Defer). Optional; defaults to 5 s.
 	DescribeInterval time.Duration
+	// Pricer sets [Run.Cost] on every run the engine returns (Submit,
+	// Get, List, Cancel, Resume). Optional; without it runs carry no cost.
+	Pricer Pricer
 }
 
 // Engine combines a [ControlPlane] and a [Launcher]: it reserves runs,
@@ -167,16 +170,18 @@ func (e *Engine) SubmitCreated(ctx context.Context, req *SubmitRequest) (*Run, b
 	defer e.life.release()
 	ctx, span := startSpan(ctx, "sortie.submit", "", "")
 	defer span.End()
-	run, err := e.newRun(ctx, req)
+	meter := &Meter{}
+	run, err := e.newRun(WithMeter(ctx, meter), req)
 	if err != nil {
 		return nil, false, endSpan(span, err)
 	}
 	inv := e.invocation(run, 1, NewLaunchID())
 	res := &Reservation{Run: run, TTLMs: e.opts.IdempotencyTTL.Milliseconds(), NowMs: e.nowMs()}
-	sealErr := e.seal(ctx, inv)
+	sealErr := e.seal(WithMeter(ctx, meter), inv)
 	if sealErr == nil {
 		l := e.launchOf(run, inv)
 		res.LaunchID, res.StartTimeoutMs, res.CheckMs, res.NowMs = l.LaunchID, l.StartTimeoutMs, l.CheckMs, l.NowMs
+		res.Usage = meter.Usage()
 	}
 	run, created, err := e.cp.Reserve(ctx, res)
 	if err != nil {
@@ -184,7 +189,7 @@ func (e *Engine) SubmitCreated(ctx context.Context, req *SubmitRequest) (*Run, b
 	}
 	setRunAttrs(span, run)
 	if !created {
-		return run, false, nil
+		return e.priced(run), false, nil
 	}
 	switch {
 	case sealErr == nil:
@@ -196,14 +201,23 @@ func (e *Engine) SubmitCreated(ctx context.Context, req *SubmitRequest) (*Run, b
 	default:
 		run, err = e.failLaunch(ctx, inv, sealErr)
 	}
-	return run, true, endSpan(span, err)
+	return e.priced(run), true, endSpan(span, err)
+}
+
+// priced sets run's cost with the engine's Pricer, if any, and returns it.
+func (e *Engine) priced(run *Run) *Run {
+	if run != nil && e.opts.Pricer != nil {
+		run.Cost = e.opts.Pricer.Price(run)
+	}
+	return run
 }
 
 // launch records and starts the run's next attempt. A lost race (another
 // process launched it first) returns the current run without error.
 func (e *Engine) launch(ctx context.Context, run *Run) (*Run, error) {
 	inv := e.invocation(run, run.Attempt+1, NewLaunchID())
-	if err := e.seal(ctx, inv); errors.Is(err, ErrUnavailable) {
+	meter := &Meter{}
+	if err := e.seal(WithMeter(ctx, meter), inv); errors.Is(err, ErrUnavailable) {
 		// Transient: the run stays reserved and the reconciler launches it
 		// once its lease expires; the submission itself succeeded.
 		e.log.Warn("launch deferred", "run", run.ID, "attempt", inv.Attempt, "err", err)
@@ -211,7 +225,9 @@ func (e *Engine) launch(ctx context.Context, run *Run) (*Run, error) {
 	} else if err != nil {
 		return e.failLaunch(ctx, inv, err)
 	}
-	rec, err := e.cp.RecordLaunch(ctx, e.launchOf(run, inv))
+	l := e.launchOf(run, inv)
+	l.Usage = meter.Usage()
+	rec, err := e.cp.RecordLaunch(ctx, l)
 	if errors.Is(err, ErrConflict) || errors.Is(err, ErrTerminal) || errors.Is(err, ErrCancelRequested) {
 		return e.cp.Get(ctx, run.ID)
 	} else if err != nil {
@@ -302,7 +318,8 @@ func (e *Engine) Get(ctx context.Context, id RunID) (*Run, error) {
 	if err := id.Validate(); err != nil {
 		return nil, err
 	}
-	return e.cp.Get(ctx, id)
+	run, err := e.cp.Get(ctx, id)
+	return e.priced(run), err
 }
 
 // List returns a page of runs; see [ControlPlane.List].
@@ -310,7 +327,13 @@ func (e *Engine) List(ctx context.Context, q ListQuery) (*RunPage, error) {
 	if err := q.Validate(); err != nil {
 		return nil, err
 	}
-	return e.cp.List(ctx, q)
+	page, err := e.cp.List(ctx, q)
+	if err == nil {
+		for _, r := range page.Runs {
+			e.priced(r)
+		}
+	}
+	return page, err
 }
 
 // Events returns up to limit events after the cursor; see [ControlPlane.Events].
@@ -340,7 +363,8 @@ func (e *Engine) Resume(ctx context.Context, id RunID, input json.RawMessage) (*
 	if err != nil {
 		return nil, err
 	}
-	return e.launch(ctx, run)
+	run, err = e.launch(ctx, run)
+	return e.priced(run), err
 }
 
 // Watch implements [Watcher] when the control plane is a [Notifier].

@@ -188,6 +188,11 @@ type Run struct {
 	UpdatedMs  int64  `json:"updated_ms"`
 	// Version increases by one with every change of the run record.
 	Version int64 `json:"version"`
+
+	// Cost is what the run cost so far, computed from its attempts' usage
+	// when the run is shown (see [Pricer]); never stored. Nil when the
+	// engine has no Pricer.
+	Cost *Cost `json:"cost,omitempty"`
 }
 
 // Current returns the run's current attempt, or nil before the first launch.
@@ -252,20 +257,37 @@ func (a *Attempt) Claimed() bool { return a.ClaimedMs != 0 }
 // Ended reports whether the attempt has an outcome.
 func (a *Attempt) Ended() bool { return a.EndedMs != 0 }
 
-// Usage is what one attempt consumed, for cost per run.
+// Usage is what one attempt consumed, for cost per run: the worker's
+// compute and requests, and the control plane's capacity and the
+// key-management requests of the engine and the worker together.
 type Usage struct {
 	// DurationMs is the worker's wall time from claim to finish, in ms.
 	DurationMs int64 `json:"duration_ms,omitempty"`
-	// BilledDurationMs is the compute service's billed duration, in ms.
+	// BilledDurationMs is the compute service's billed duration, in ms
+	// (Lambda: the handler's time rounded up to 1 ms; Cloud Run: rounded
+	// up to 100 ms).
 	BilledDurationMs int64 `json:"billed_duration_ms,omitempty"`
-	// MemoryMB is the memory size of the execution environment, in MB.
+	// MemoryMB is the memory size of the execution environment, in MB
+	// (Lambda) or MiB (Cloud Run).
 	MemoryMB int64 `json:"memory_mb,omitempty"`
 	// VCPU is the vCPUs allocated (Cloud Run), in CPUs.
 	VCPU float64 `json:"vcpu,omitempty"`
-	// ReadUnits and WriteUnits are control-plane capacity units consumed.
+	// Arch is the execution environment's architecture: "arm64" or
+	// "x86_64" (Lambda prices them apart). Empty when unknown.
+	Arch string `json:"arch,omitempty"`
+	// Billing is how the compute service bills the attempt, where it has
+	// several ways: Cloud Run "request" (request-based), "instance"
+	// (instance-based) or "job". Empty otherwise.
+	Billing string `json:"billing,omitempty"`
+	// Requests counts the compute service's billed invocations (a Lambda
+	// invocation, a request to a request-billed Cloud Run service).
+	Requests int64 `json:"requests,omitempty"`
+	// ReadUnits and WriteUnits are control-plane capacity units consumed
+	// (DynamoDB read and write request units, table and indexes).
 	ReadUnits  float64 `json:"read_units,omitempty"`
 	WriteUnits float64 `json:"write_units,omitempty"`
-	// KMSRequests counts key-management calls made for the attempt.
+	// KMSRequests counts key-management calls made for the attempt, the
+	// engine's seals and the worker's opens together.
 	KMSRequests int64 `json:"kms_requests,omitempty"`
 	// OffloadedBytes counts payload bytes moved to object storage.
 	OffloadedBytes int64 `json:"offloaded_bytes,omitempty"`

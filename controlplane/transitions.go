@@ -25,7 +25,7 @@ func NewRun(r *sortie.Run, res *sortie.Reservation) {
 		// A new run is neither terminal, cancelled nor interrupted, and its
 		// policy allows at least one attempt: RecordLaunch cannot fail.
 		_ = RecordLaunch(r, sortie.Launch{RunID: r.ID, Attempt: 1, LaunchID: res.LaunchID,
-			StartTimeoutMs: res.StartTimeoutMs, CheckMs: res.CheckMs, NowMs: res.NowMs})
+			StartTimeoutMs: res.StartTimeoutMs, CheckMs: res.CheckMs, NowMs: res.NowMs, Usage: res.Usage})
 	}
 	r.Version = 1
 }
@@ -70,7 +70,7 @@ func RecordLaunch(r *sortie.Run, l sortie.Launch) error {
 	}
 	startBy := l.NowMs + timeout
 	r.Attempt = l.Attempt
-	r.Attempts = append(r.Attempts, sortie.Attempt{Number: l.Attempt, LaunchID: l.LaunchID, LaunchedMs: l.NowMs, StartByMs: startBy})
+	r.Attempts = append(r.Attempts, sortie.Attempt{Number: l.Attempt, LaunchID: l.LaunchID, LaunchedMs: l.NowMs, StartByMs: startBy, Usage: l.Usage})
 	r.LeaseExpiresMs = startBy
 	if l.CheckMs > 0 {
 		r.LeaseExpiresMs = min(startBy, l.CheckMs)
@@ -240,7 +240,8 @@ func findEvent(es []sortie.Event, seq int64) *sortie.Event {
 	return nil
 }
 
-// Finish applies [sortie.ControlPlane.Finish] to r. It reports changed
+// Finish applies [sortie.ControlPlane.Finish] to r: the outcome's usage is
+// added to what the attempt recorded at its launch. It reports changed
 // false when the attempt had already ended (the finish is a no-op). A
 // result or checkpoint over [sortie.MaxResultBytes] ends the attempt with
 // a permanent [sortie.ErrorTypeOutputTooLarge] error instead.
@@ -262,7 +263,10 @@ func Finish(r *sortie.Run, f sortie.Finish) (changed bool, err error) {
 	if a.Ended() || r.State.Terminal() {
 		return false, nil
 	}
-	a.EndedMs, a.Usage, a.Exit = f.NowMs, f.Outcome.Usage, f.Exit
+	a.EndedMs, a.Exit = f.NowMs, f.Exit
+	if u := f.Outcome.Usage; u != nil {
+		a.Usage = a.Usage.Plus(u) // the engine's share recorded at launch, and the worker's
+	}
 	applyOutcome(r, a, f.Outcome, f.NowMs)
 	touch(r, f.NowMs)
 	return true, nil

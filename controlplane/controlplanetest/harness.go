@@ -55,6 +55,7 @@ var properties = []property{
 	{"AppendRefusesStaleClaims", testAppendStale},
 	{"FinishFirstWins", testFinishFirstWins},
 	{"FinishOutputTooLarge", testFinishOutputTooLarge},
+	{"UsageOfEngineAndWorker", testUsageOfEngineAndWorker},
 	{"TerminalNeverChanges", testTerminalNeverChanges},
 	{"CancelStickyWhileClaimed", testCancelSticky},
 	{"CancelUnclaimedAtOnce", testCancelUnclaimed},

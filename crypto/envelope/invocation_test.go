@@ -95,3 +95,24 @@ func TestConfigBindsAttempts(t *testing.T) {
 		t.Errorf("Seal(invocation without configuration) = %v, sealed %q; want no change", err, none.SealedConfig)
 	}
 }
+
+// The engine's key-management requests reach the attempt's usage through
+// a sortie.Meter in the context: the meter counts what the KEK served.
+func TestMeterCountsEngineRequests(t *testing.T) {
+	kek := localKEK(t, 3)
+	host := envelope.NewConfig(envelope.New(ring(t, "k", kek), nil))
+	run := testRun(7)
+	var m sortie.Meter
+	ctx := sortie.WithMeter(bg, &m)
+	atRest, err := host.SealConfig(ctx, run, []byte(secret))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := host.Seal(ctx, invocationOf(run, 1, atRest)); err != nil {
+		t.Fatal(err)
+	}
+	if m.KMSRequests() != 3 || kek.Requests() != 3 {
+		t.Errorf("meter %d, KEK %d requests after SealConfig and Seal; want 3 each (generate, decrypt, generate)",
+			m.KMSRequests(), kek.Requests())
+	}
+}

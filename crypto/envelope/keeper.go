@@ -102,6 +102,7 @@ func (k *Keeper) seal(ctx context.Context, plaintext []byte, b Binding) ([]byte,
 	kid, kek := k.ring.PrimaryKey()
 	ec := kmsContext(b, k.cache != nil)
 	key, wrapped, calls, err := k.dataKey(ctx, kid, kek, ec)
+	sortie.AddKMSRequests(ctx, calls)
 	if err != nil {
 		return nil, calls, err
 	}
@@ -170,6 +171,7 @@ func (k *Keeper) open(ctx context.Context, sealed []byte, b Binding) ([]byte, in
 		return nil, 0, fmt.Errorf("open envelope: %w", err)
 	}
 	key, calls, err := k.unwrap(ctx, e, kek)
+	sortie.AddKMSRequests(ctx, calls)
 	if err != nil {
 		return nil, calls, err
 	}

@@ -1,0 +1,159 @@
+package sortie
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"sync/atomic"
+)
+
+// NanoUSD is an amount of money in nano-dollars (10⁻⁹ US dollars), an exact
+// integer. A run costs a few micro-dollars, so micro-dollars would round
+// each component by up to half its value; nano-dollars keep every
+// component within 0.5 n$ of the exact figure and still sum to about
+// $9.2 billion in an int64.
+type NanoUSD int64
+
+// String formats n as dollars, exactly, without trailing zeros past the
+// cents: 8805 is "$0.000008805", 1.5e9 is "$1.50".
+func (n NanoUSD) String() string {
+	sign := ""
+	if n < 0 {
+		sign, n = "-", -n
+	}
+	frac := strings.TrimRight(fmt.Sprintf("%09d", n%1e9), "0")
+	if len(frac) < 2 {
+		frac += strings.Repeat("0", 2-len(frac))
+	}
+	return fmt.Sprintf("%s$%d.%s", sign, n/1e9, frac)
+}
+
+// Cost is what a run cost: its attempts' usage ([Usage]) priced with one
+// price table, in exact nano-dollars. A [Pricer] computes it when the run
+// is shown; nothing monetary is stored on the run.
+type Cost struct {
+	// TotalNanoUSD is the sum of the attempts' totals.
+	TotalNanoUSD NanoUSD `json:"total_nano_usd"`
+	// PriceVersion names the price table (and its overrides) that priced
+	// the run, for example "2026-12-02" or "2026-12-02+acme-2027".
+	PriceVersion string `json:"price_version"`
+	// Components sums the attempts' items by component (see the
+	// Component constants).
+	Components map[string]NanoUSD `json:"components,omitempty"`
+	// Attempts is the cost of each attempt, in attempt order.
+	Attempts []AttemptCost `json:"attempts,omitempty"`
+	// Unpriced lists the price keys the table had no price for; their
+	// quantities are left out of the total.
+	Unpriced []string `json:"unpriced,omitempty"`
+}
+
+// AttemptCost is what one attempt cost.
+type AttemptCost struct {
+	Attempt      int     `json:"attempt"`
+	TotalNanoUSD NanoUSD `json:"total_nano_usd"`
+	// Items are the priced quantities, one per component and price.
+	Items []CostItem `json:"items,omitempty"`
+}
+
+// CostItem is one priced quantity of an attempt: Quantity Unit at the
+// table's Price, rounded half up to whole nano-dollars.
+type CostItem struct {
+	// Component is one of the Component constants.
+	Component string `json:"component"`
+	// Price is the price table's key, for example "lambda.arm64.gb_second".
+	Price string `json:"price"`
+	// Quantity is the exact quantity in Unit, as a decimal string
+	// ("0.0125" GB-seconds).
+	Quantity string  `json:"quantity"`
+	Unit     string  `json:"unit"`
+	NanoUSD  NanoUSD `json:"nano_usd"`
+}
+
+// The components of a cost.
+const (
+	// ComponentCompute is the compute service's duration charge.
+	ComponentCompute = "compute"
+	// ComponentRequests is the compute service's per-invocation charge.
+	ComponentRequests = "requests"
+	// ComponentControlPlane is the control plane's capacity (DynamoDB
+	// read and write request units, the engine's and the worker's).
+	ComponentControlPlane = "control_plane"
+	// ComponentKMS is key-management requests (the engine's seals and the
+	// worker's opens).
+	ComponentKMS = "kms"
+)
+
+// Pricer prices runs. The engine calls it on every run it returns
+// ([EngineOptions.Pricer]); package pricing implements it.
+type Pricer interface {
+	// Price returns what r cost so far, from its attempts' usage. It must
+	// not change r.
+	Price(r *Run) *Cost
+}
+
+// Plus returns u with o added: durations, capacity, requests and bytes are
+// summed; the compute shape (MemoryMB, VCPU, Arch, Billing) is o's where o
+// sets it. A nil receiver or argument counts as zero usage.
+func (u *Usage) Plus(o *Usage) *Usage {
+	var s Usage
+	if u != nil {
+		s = *u
+	}
+	if o == nil {
+		return &s
+	}
+	s.DurationMs += o.DurationMs
+	s.BilledDurationMs += o.BilledDurationMs
+	s.Requests += o.Requests
+	s.ReadUnits += o.ReadUnits
+	s.WriteUnits += o.WriteUnits
+	s.KMSRequests += o.KMSRequests
+	s.OffloadedBytes += o.OffloadedBytes
+	s.MemoryMB = pick(o.MemoryMB, s.MemoryMB)
+	s.VCPU = pick(o.VCPU, s.VCPU)
+	s.Arch = pick(o.Arch, s.Arch)
+	s.Billing = pick(o.Billing, s.Billing)
+	return &s
+}
+
+func pick[T comparable](a, b T) T {
+	var zero T
+	if a != zero {
+		return a
+	}
+	return b
+}
+
+// Meter counts what a call consumed on a run's behalf, for [Usage]: the
+// engine puts one in the context of the seals it makes for an attempt, and
+// key-management adapters add their requests with [AddKMSRequests]. Safe
+// for concurrent use.
+type Meter struct {
+	kms atomic.Int64
+}
+
+// KMSRequests returns the key-management requests counted so far.
+func (m *Meter) KMSRequests() int64 { return m.kms.Load() }
+
+// Usage returns what m counted as a Usage, nil when it counted nothing.
+func (m *Meter) Usage() *Usage {
+	if n := m.KMSRequests(); n > 0 {
+		return &Usage{KMSRequests: n}
+	}
+	return nil
+}
+
+type meterKey struct{}
+
+// WithMeter returns ctx carrying m.
+func WithMeter(ctx context.Context, m *Meter) context.Context {
+	return context.WithValue(ctx, meterKey{}, m)
+}
+
+// AddKMSRequests adds n key-management requests to the [Meter] ctx
+// carries, if any.
+func AddKMSRequests(ctx context.Context, n int) {
+	if m, ok := ctx.Value(meterKey{}).(*Meter); ok && n > 0 {
+		m.kms.Add(int64(n))
+	}
+}
