@@ -64,6 +64,7 @@ func TestGCPContainerEnvironment(t *testing.T) {
 	// Every container opens inline configuration with the key, and may
 	// reach the table by federation or, as a fallback, a stored key.
 	always := []string{fncloudrun.EnvMode, fncloudrun.EnvKMSKeys, fncloudrun.EnvConfigEnv, fncloudrun.EnvDynamoTable,
+		fncloudrun.EnvMemory, fncloudrun.EnvCPU,
 		fncloudrun.EnvAWSRoleARN, fncloudrun.EnvAWSTokenAudience, "AWS_REGION", "AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY"}
 	for _, c := range cases {
 		env := m.containerEnv(t, child(t, c.body, "containers"))

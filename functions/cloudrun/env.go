@@ -92,6 +92,12 @@ const (
 	// EnvExecution is the execution name Cloud Run gives a job's container
 	// (CLOUD_RUN_EXECUTION); it names the worker in claims. Optional.
 	EnvExecution = "CLOUD_RUN_EXECUTION"
+	// EnvMemory and EnvCPU are the container's memory and CPU limits as
+	// the Job or service sets them ("512Mi", "1"), recorded on each
+	// attempt's usage for its cost. Optional; default to [DefaultMemory]
+	// and [DefaultCPU].
+	EnvMemory = "SORTIE_CLOUDRUN_MEMORY"
+	EnvCPU    = "SORTIE_CLOUDRUN_CPU"
 )
 
 // Modes of the container ([EnvMode]).
@@ -124,7 +130,10 @@ type Env struct {
 	ConfigEnv   []string
 	// Invocation is the raw [EnvInvocation] value (job mode).
 	Invocation string
-	LogLevel   slog.Level
+	// Size is the container's size ([EnvMemory], [EnvCPU]).
+	Size     Size
+	started  time.Time // when LoadEnv ran: a job's billed time starts before it
+	LogLevel slog.Level
 	// Destinations is the worker's destination policy, from
 	// destination.EnvAllow and its siblings; with none set, the zero
 	// policy: handlers reach no destination.
@@ -138,8 +147,9 @@ type Env struct {
 
 // LoadEnv reads the Env* variables through getenv (os.Getenv) and
 // validates them, returning a [*sortie.ValidationError] naming the variable.
+// A job's billed time is counted from this call.
 func LoadEnv(getenv func(string) string) (*Env, error) {
-	e := &Env{Mode: getenv(EnvMode), SQLitePath: getenv(EnvSQLitePath), Execution: getenv(EnvExecution), Invocation: getenv(EnvInvocation),
+	e := &Env{started: time.Now(), Mode: getenv(EnvMode), SQLitePath: getenv(EnvSQLitePath), Execution: getenv(EnvExecution), Invocation: getenv(EnvInvocation),
 		Port: getenv(EnvPort), Audience: getenv(EnvAudience),
 		DynamoTable: getenv(EnvDynamoTable), DynamoEndpoint: getenv(EnvDynamoEndpoint),
 		AWSRoleARN: getenv(EnvAWSRoleARN), AWSTokenAudience: getenv(EnvAWSTokenAudience),
@@ -169,6 +179,9 @@ func LoadEnv(getenv func(string) string) (*Env, error) {
 		return nil, sortie.Invalidf(EnvInvocation, "%d bytes, over Cloud Run's limit of %d bytes", len(e.Invocation), MaxEnvValueBytes)
 	}
 	if err := e.loadInlineConfig(getenv); err != nil {
+		return nil, err
+	}
+	if err := e.loadCompute(getenv); err != nil {
 		return nil, err
 	}
 	if lvl := getenv(EnvLogLevel); lvl != "" {
@@ -243,7 +256,7 @@ func (e *Env) RunJob(ctx context.Context, w *functions.Worker, cp sortie.Control
 	if err != nil {
 		return sortie.Outcome{}, fmt.Errorf("cloudrun job: run %s attempt %d: %w", inv.RunID, inv.Attempt, err)
 	}
-	rep := &finishNoter{Reporter: inner}
+	rep := meter(inner, e.started, e.Size, "job")
 	o, err := wk.Execute(ctx, inv, rep)
 	if err != nil && !rep.finishing && refused(err) {
 		return o, nil
@@ -254,18 +267,6 @@ func (e *Env) RunJob(ctx context.Context, w *functions.Worker, cp sortie.Control
 // refused reports whether err is a refused claim.
 func refused(err error) bool {
 	return errors.Is(err, sortie.ErrConflict) || errors.Is(err, sortie.ErrCancelRequested) || errors.Is(err, sortie.ErrTerminal)
-}
-
-// finishNoter notes that Finish was reached, so a failed Finish is told
-// apart from a refused claim.
-type finishNoter struct {
-	functions.Reporter
-	finishing bool
-}
-
-func (r *finishNoter) Finish(ctx context.Context, o sortie.Outcome) error {
-	r.finishing = true
-	return r.Reporter.Finish(ctx, o)
 }
 
 // callbackClient sends callbacks of invocations that report to their host

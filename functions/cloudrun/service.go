@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"strings"
 	"sync"
+	"time"
 
 	"google.golang.org/api/idtoken"
 
@@ -86,6 +87,10 @@ type Handler struct {
 	Verifier Verifier
 	// Logger receives the handler's logs. Optional; defaults to slog.Default().
 	Logger *slog.Logger
+	// Size is the container's size, recorded on each attempt's usage
+	// (instance-based billing, from the invocation's arrival). Optional;
+	// defaults to Cloud Run's 512 MiB and 1 vCPU.
+	Size Size
 
 	once   sync.Once
 	ctx    context.Context // the background attempts' context, ended by Close
@@ -165,7 +170,7 @@ func (h *Handler) start(inv *sortie.Invocation) (int, Answer) {
 		a.Status, a.Error = "not-executed", err.Error()
 		return http.StatusBadRequest, a
 	}
-	rep := &claimNoter{Reporter: inner, claimed: claimed}
+	rep := &claimNoter{Reporter: meter(inner, time.Now(), h.Size, "instance"), claimed: claimed}
 	h.wg.Add(1)
 	go func() {
 		defer h.wg.Done()

@@ -20,9 +20,10 @@
 // destination receives exactly the attempts the reconciler must end.
 //
 // Each finished attempt's [sortie.Usage] carries MemoryMB
-// (lambdacontext.MemoryLimitInMB) and BilledDurationMs (the handler's wall
-// time rounded up to the next ms, as Lambda bills), so cost per run is
-// memory × billed duration summed over the run's attempts.
+// (lambdacontext.MemoryLimitInMB), BilledDurationMs (the handler's wall
+// time rounded up to the next ms, as Lambda bills), Arch (arm64 or x86_64,
+// which Lambda prices apart) and one request, so package pricing prices
+// the attempt as Lambda bills it.
 //
 // Reporting: invocations with report mode "control-plane" write to the
 // control plane this function's environment names ([EnvTable]); never one

@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"math"
 	"net/http"
+	"runtime"
 	"strings"
 	"time"
 
@@ -200,8 +201,18 @@ func (r *usageReporter) Finish(ctx context.Context, o sortie.Outcome) error {
 	}
 	u.MemoryMB = int64(lambdacontext.MemoryLimitInMB)
 	u.BilledDurationMs = int64(math.Ceil(float64(time.Since(r.began).Nanoseconds()) / 1e6))
+	u.Arch, u.Requests = lambdaArch(runtime.GOARCH), 1
 	o.Usage = &u
 	return r.Reporter.Finish(ctx, o)
+}
+
+// lambdaArch names a Go architecture as Lambda does: "arm64" or
+// "x86_64".
+func lambdaArch(goarch string) string {
+	if goarch == "amd64" {
+		return "x86_64"
+	}
+	return goarch
 }
 
 var errNoEngine = errors.New("this function has no engine to reconcile with")

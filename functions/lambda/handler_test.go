@@ -84,8 +84,10 @@ func TestInvokeOnceWithUsage(t *testing.T) {
 	}
 	run, _ := f.cp.Get(t.Context(), inv.RunID)
 	a := run.Current()
-	if a.Owner != "lambda:"+lambdacontext.FunctionName+"/req-1" || a.Usage == nil || a.Usage.MemoryMB != 256 || a.Usage.BilledDurationMs < 1 {
-		t.Errorf("attempt 1 owner %q usage %+v, want the first request's owner, MemoryMB 256, BilledDurationMs ≥ 1", a.Owner, a.Usage)
+	if a.Owner != "lambda:"+lambdacontext.FunctionName+"/req-1" || a.Usage == nil || a.Usage.MemoryMB != 256 || a.Usage.BilledDurationMs < 1 ||
+		a.Usage.Requests != 1 || (a.Usage.Arch != "arm64" && a.Usage.Arch != "x86_64") {
+		t.Errorf("attempt 1 owner %q usage %+v, want the first request's owner, MemoryMB 256, BilledDurationMs ≥ 1, 1 request, arch arm64 or x86_64",
+			a.Owner, a.Usage)
 	}
 	if evs, _ := f.cp.Events(t.Context(), inv.RunID, sortie.Cursor{}, 10); len(evs) != 2 {
 		t.Errorf("Events(%s) = %d events, want 2 (one execution)", inv.RunID, len(evs))

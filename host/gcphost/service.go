@@ -47,7 +47,7 @@ func NewService(ctx context.Context, env *fncloudrun.Env, c *Container, agents s
 	}
 	verifier := &fncloudrun.IDTokenVerifier{Audience: env.Audience}
 	cp := sortie.ControlPlane(c.ControlPlane) // nil without one
-	s := &Service{invocations: &fncloudrun.Handler{Worker: c.Worker, ControlPlane: cp, Logger: log, Verifier: verifier},
+	s := &Service{invocations: &fncloudrun.Handler{Worker: c.Worker, ControlPlane: cp, Logger: log, Verifier: verifier, Size: env.Size},
 		mux: http.NewServeMux(), closeEvents: func() {}, log: log}
 	s.mux.Handle(fncloudrun.InvocationsPath, s.invocations)
 	if env.TriggerRules == "" {

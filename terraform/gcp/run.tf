@@ -26,6 +26,9 @@ locals {
       SORTIE_ALLOW_DESTINATIONS = join(",", var.allow_destinations)
       # The allowlist of configuration references; see iam.tf.
       SORTIE_CONFIG_REFS = var.config_refs
+      # The container's size, recorded on each attempt's usage for its cost.
+      SORTIE_CLOUDRUN_MEMORY = var.memory
+      SORTIE_CLOUDRUN_CPU    = var.cpu
     },
     { for k, v in {
       SORTIE_DYNAMODB_TABLE = var.dynamodb_table

@@ -1,0 +1,89 @@
+package cloudrun_test
+
+import (
+	"context"
+	"encoding/json"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/sortie-run/sortie"
+	"github.com/sortie-run/sortie/controlplane/sqlite"
+	"github.com/sortie-run/sortie/functions"
+	"github.com/sortie-run/sortie/functions/cloudrun"
+	"github.com/sortie-run/sortie/functions/probe"
+	"github.com/sortie-run/sortie/pricing"
+)
+
+// LoadEnv reads the container's size as Cloud Run writes limits, and
+// names the variable it cannot read.
+func TestLoadEnvSize(t *testing.T) {
+	base := map[string]string{cloudrun.EnvSQLitePath: "/x", cloudrun.EnvInvocation: "{}"}
+	for _, tc := range []struct {
+		mem, cpu string
+		want     cloudrun.Size
+		field    string
+	}{
+		{"", "", cloudrun.Size{MemoryMiB: 512, VCPU: 1}, ""},
+		{"2Gi", "2", cloudrun.Size{MemoryMiB: 2048, VCPU: 2}, ""},
+		{"1G", "1000m", cloudrun.Size{MemoryMiB: 954, VCPU: 1}, ""}, // 10⁹ bytes = 953.67 MiB, rounded up
+		{"256Mi", "0.5", cloudrun.Size{MemoryMiB: 256, VCPU: 0.5}, ""},
+		{"lots", "1", cloudrun.Size{}, cloudrun.EnvMemory},
+		{"-1Mi", "1", cloudrun.Size{}, cloudrun.EnvMemory},
+		{"512Mi", "two", cloudrun.Size{}, cloudrun.EnvCPU},
+		{"512Mi", "0", cloudrun.Size{}, cloudrun.EnvCPU},
+	} {
+		env := map[string]string{cloudrun.EnvMemory: tc.mem, cloudrun.EnvCPU: tc.cpu}
+		e, err := cloudrun.LoadEnv(func(k string) string { return env[k] + base[k] })
+		if tc.field != "" {
+			if ve, ok := err.(*sortie.ValidationError); !ok || ve.Field != tc.field {
+				t.Errorf("LoadEnv(memory %q cpu %q) = %v, want a ValidationError on %s", tc.mem, tc.cpu, err, tc.field)
+			}
+			continue
+		}
+		if err != nil || e.Size != tc.want {
+			t.Errorf("LoadEnv(memory %q cpu %q) = %+v, %v; want %+v", tc.mem, tc.cpu, e, err, tc.want)
+		}
+	}
+}
+
+// A job's attempt records the container's size, job billing and a billed
+// time in whole 100 ms, so pricing prices it as Cloud Run bills jobs:
+// 1 vCPU and 0.5 GiB cost 1,800 + 100 = 1,900 n$ per 100 ms.
+func TestJobRecordsItsUsage(t *testing.T) {
+	cp, err := sqlite.Open(filepath.Join(t.TempDir(), "sortie.db"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cp.Close()
+	run := &sortie.Run{ID: sortie.NewRunID(time.Now()), Agent: sortie.Manifest{Name: "probe", Runtime: "go:probe"},
+		Variables: json.RawMessage(`{"sleep_ms":150}`)}
+	lid := sortie.NewLaunchID()
+	if _, _, err := cp.Reserve(context.Background(), &sortie.Reservation{Run: run, NowMs: time.Now().UnixMilli(), LaunchID: lid}); err != nil {
+		t.Fatal(err)
+	}
+	inv := &sortie.Invocation{Version: sortie.InvocationVersion, RunID: run.ID, Attempt: 1, LaunchID: lid, Agent: run.Agent,
+		Variables: run.Variables, DeadlineMs: time.Now().UnixMilli() + 60_000, HeartbeatMs: 1000, LeaseMs: 3000,
+		Report: sortie.Report{Mode: sortie.ReportControlPlane}}
+	b, _ := json.Marshal(inv)
+	env := map[string]string{cloudrun.EnvSQLitePath: "/x", cloudrun.EnvInvocation: string(b), cloudrun.EnvMemory: "512Mi", cloudrun.EnvCPU: "1"}
+	e, err := cloudrun.LoadEnv(func(k string) string { return env[k] })
+	if err != nil {
+		t.Fatal(err)
+	}
+	reg := functions.NewRegistry()
+	probe.Register(reg)
+	if _, err := e.RunJob(context.Background(), &functions.Worker{Registry: reg}, cp); err != nil {
+		t.Fatalf("RunJob = %v", err)
+	}
+	got, _ := cp.Get(context.Background(), run.ID)
+	u := got.Attempts[0].Usage
+	if u == nil || u.Billing != "job" || u.MemoryMB != 512 || u.VCPU != 1 || u.BilledDurationMs < 200 || u.BilledDurationMs%100 != 0 {
+		t.Fatalf("attempt usage %+v, want job billing, 512 MiB, 1 vCPU and ≥ 200 ms in whole 100 ms", u)
+	}
+	got.Attempts[0].Ref = &sortie.Ref{Provider: "cloudrun", Detail: map[string]string{"mode": "job"}}
+	c := pricing.Default().Price(got)
+	if want := sortie.NanoUSD(1900 * u.BilledDurationMs / 100); c.Components[sortie.ComponentCompute] != want {
+		t.Errorf("compute cost %d n$ for %d ms, want %d (1,900 n$ per 100 ms)", c.Components[sortie.ComponentCompute], u.BilledDurationMs, want)
+	}
+}
