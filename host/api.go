@@ -100,7 +100,7 @@ func (h *Host) pushDispatcher(tokens a2aserver.TokenSealer) (*push.Dispatcher, e
 	if err != nil {
 		return nil, err
 	}
-	return push.New(h.cp, h.cp, client, keys, &push.Options{Logger: h.log,
+	return push.New(h.cp, h.engine, client, keys, &push.Options{Logger: h.log,
 		Formats: a2aserver.PushFormats(), OpenToken: openTokenHint(a2aserver.TokenOpener(tokens))})
 }
 

@@ -15,6 +15,7 @@ import (
 	"github.com/sortie-run/sortie/host/builtin"
 	"github.com/sortie-run/sortie/host/gcphost"
 	"github.com/sortie-run/sortie/internal/loopback"
+	"github.com/sortie-run/sortie/pricing"
 )
 
 // Config is everything a [Host] is built from. Errors about a field are
@@ -118,6 +119,10 @@ type Config struct {
 	// ReconcileInterval is how often [Host.RunReconciler] and [Host.Serve]
 	// retry or fail runs whose lease expired. Optional; defaults to 1 s.
 	ReconcileInterval time.Duration
+	// Prices prices every run the host shows (package pricing): the
+	// default table, or a deployment's table with its overrides.
+	// Optional; defaults to pricing.Default().
+	Prices *pricing.Table
 	// API makes the host a server: [New] builds the HTTP API, A2A, push
 	// delivery and worker callbacks, and [Host.Serve] serves them.
 	// Optional; without it the host only runs the engine.
@@ -195,6 +200,9 @@ func (c Config) withDefaults() Config {
 	}
 	if c.Logger == nil {
 		c.Logger = slog.Default()
+	}
+	if c.Prices == nil {
+		c.Prices = pricing.Default()
 	}
 	if c.API != nil {
 		api := *c.API

@@ -17,16 +17,22 @@ import (
 	"github.com/sortie-run/sortie/crypto/sign"
 	"github.com/sortie-run/sortie/destination"
 	"github.com/sortie-run/sortie/host"
+	"github.com/sortie-run/sortie/pricing"
 	"github.com/sortie-run/sortie/server/httpengine"
 )
 
 // A served host delivers a run's push webhooks signed with the key it
 // created in the state directory, through its destination policy: a URL
-// the policy refuses is refused when it is set.
+// the policy refuses is refused when it is set. The webhook's run carries
+// its cost, priced with the host's table.
 func TestServeDeliversSignedWebhooks(t *testing.T) {
 	dir := t.TempDir()
 	policy := &destination.Policy{Allow: []string{"127.0.0.1"}, AllowAddrs: []netip.Prefix{netip.MustParsePrefix("127.0.0.1/32")}, AllowHTTP: true}
-	s := serve(t, host.Config{StateDir: dir, InProcess: true, Destinations: policy}, nil)
+	prices, err := pricing.Default().Set("local.second", "1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := serve(t, host.Config{StateDir: dir, InProcess: true, Destinations: policy, Prices: prices}, nil)
 	var keys struct {
 		Primary string              `json:"primary"`
 		Keys    map[string][]string `json:"keys"`
@@ -70,6 +76,9 @@ func TestServeDeliversSignedWebhooks(t *testing.T) {
 				t.Fatalf("webhook for run %s, want %s", r.ID, run.ID)
 			}
 			if r.State == sortie.StateCompleted {
+				if r.Cost == nil || r.Cost.TotalNanoUSD < 300_000_000 || r.Cost.PriceVersion != "2026-12-02+set" {
+					t.Errorf("webhook run cost %+v, want ≥ 300 ms × $1/s = 300,000,000 n$ priced 2026-12-02+set", r.Cost)
+				}
 				return
 			}
 		case <-deadline:

@@ -14,12 +14,23 @@ import (
 	"github.com/sortie-run/sortie/functions"
 	"github.com/sortie-run/sortie/functions/probe"
 	"github.com/sortie-run/sortie/launchers/local"
+	"github.com/sortie-run/sortie/pricing"
 	"github.com/sortie-run/sortie/server"
 	"github.com/sortie-run/sortie/server/httpengine"
 )
 
 var probeAgents = sortie.Agents{"probe": {Name: "probe", Version: "1", Runtime: "go:probe",
 	Policy: sortie.Policy{HeartbeatMs: 200, LeaseMs: 1000, BackoffMs: 1, StartTimeoutMs: 1000}}}
+
+// rigPrices prices the rig's runs: the default table with local compute
+// at $1 a second, so a run's cost is its duration in ms × 10⁶ n$.
+var rigPrices = func() *pricing.Table {
+	t, err := pricing.Default().Set("local.second", "1")
+	if err != nil {
+		panic(err)
+	}
+	return t
+}()
 
 // rig is a real server on a loopback port over an SQLite control plane and
 // the in-process local launcher running the probe agent, and an HTTP
@@ -60,7 +71,7 @@ func newRig(t testing.TB, opts *server.Options, extra ...extraHandlers) *rig {
 	if err != nil {
 		t.Fatalf("local.New = %v", err)
 	}
-	r := &rig{cp: cp, engine: sortie.NewEngine(cp, l, agents, nil)}
+	r := &rig{cp: cp, engine: sortie.NewEngine(cp, l, agents, &sortie.EngineOptions{Pricer: rigPrices})}
 	o := server.Options{}
 	if opts != nil {
 		o = *opts

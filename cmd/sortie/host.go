@@ -40,6 +40,7 @@ type globals struct {
 	hostURL    string
 	tokenFile  string
 	dest       destinationFlags
+	prices     pricesFlags
 	aws        awsFlags
 	gcp        gcpFlags
 	// command is the command being run, set before validate.
@@ -64,6 +65,7 @@ func (g *globals) register(root *cobra.Command) {
 	f.StringVar(&g.hostURL, "host", os.Getenv("SORTIE_HOST"), "talk to the sortie serve at this URL instead of the embedded engine (env SORTIE_HOST); its API token comes from SORTIE_TOKEN or --token-file")
 	f.StringVar(&g.tokenFile, "token-file", "", "file holding the API token for --host")
 	g.dest.register(f)
+	g.prices.register(f)
 	g.aws.register(f)
 	g.gcp.register(f)
 	// The AWS host opens differently for commands that launch attempts:
@@ -136,9 +138,13 @@ func (g *globals) config(extra ...sortie.Manifest) (host.Config, error) {
 	if err != nil {
 		return host.Config{}, err
 	}
+	prices, err := g.prices.table()
+	if err != nil {
+		return host.Config{}, err
+	}
 	cfg := host.Config{StateDir: g.stateDir, AWS: g.aws.config(), GCP: g.gcp.config(), Runtimes: g.runtimes, ConfigRefs: g.configRefs, InProcess: g.inProcess,
 		WorkerLogLevel: g.workerLogLevel(), ConfigEnv: g.configEnv, Destinations: policy, ReconcileInterval: g.reconcile,
-		API: g.api, Logger: g.logger(os.Stderr), WorkerPoolSize: g.workers, WorkerRecycleAfter: g.recycle,
+		Prices: prices, API: g.api, Logger: g.logger(os.Stderr), WorkerPoolSize: g.workers, WorkerRecycleAfter: g.recycle,
 		ProcessPerAttempt: g.processPerAttempt || (!g.inProcess && g.outlivedByAttempts())}
 	if len(extra) > 0 {
 		cfg.Agents = builtin.Agents()

@@ -56,6 +56,9 @@ func printRun(g *globals, run *sortie.Run) {
 		}
 		fmt.Fprintln(w)
 	}
+	if run.Cost != nil {
+		fmt.Fprintf(w, "cost\t%s\n", costLine(run.Cost))
+	}
 	w.Flush()
 	switch {
 	case run.State == sortie.StateCompleted:

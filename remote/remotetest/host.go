@@ -38,6 +38,9 @@ type Options struct {
 	// checked at submit and resolved by its worker. Optional; without it
 	// every reference is refused.
 	ConfigRefs *functions.ConfigRefs
+	// Pricer prices the runs the engine returns. Optional; defaults to
+	// none.
+	Pricer sortie.Pricer
 }
 
 // Host is an engine in this process with its control plane and launcher.
@@ -94,7 +97,7 @@ func Start(opts *Options) (*Host, error) {
 		return nil, err
 	}
 	h.launcher = l
-	var eo sortie.EngineOptions
+	eo := sortie.EngineOptions{Pricer: o.Pricer}
 	if o.ConfigRefs != nil {
 		eo.ConfigRefs = o.ConfigRefs
 	}

@@ -201,10 +201,22 @@ func task(run *sortie.Run, historyLength *int) *a2a.Task {
 	if len(run.ConfigRefs) > 0 {
 		t.Metadata[MetaConfigRefs] = run.ConfigRefs
 	}
+	addCost(t.Metadata, run)
 	if run.State == sortie.StateCompleted {
 		t.Artifacts = []*a2a.Artifact{resultArtifact(run)}
 	}
 	return t
+}
+
+// addCost puts run's cost, if it has one, in metadata m under [MetaCost].
+func addCost(m map[string]any, run *sortie.Run) {
+	if c := run.Cost; c != nil {
+		comps := make(map[string]any, len(c.Components))
+		for k, v := range c.Components {
+			comps[k] = int64(v)
+		}
+		m[MetaCost] = map[string]any{"total_nano_usd": int64(c.TotalNanoUSD), "price_version": c.PriceVersion, "components": comps}
+	}
 }
 
 // eventUpdate is one run event as a working status update carrying the
@@ -234,6 +246,8 @@ func finalEvents(run *sortie.Run) []a2a.Event {
 		out = append(out, &a2a.TaskArtifactUpdateEvent{TaskID: a2a.TaskID(run.ID), ContextID: contextOf(run),
 			Artifact: resultArtifact(run), LastChunk: true})
 	}
+	meta := map[string]any{MetaAttempt: run.Attempt}
+	addCost(meta, run)
 	return append(out, &a2a.TaskStatusUpdateEvent{TaskID: a2a.TaskID(run.ID), ContextID: contextOf(run),
-		Status: status(run), Metadata: map[string]any{MetaAttempt: run.Attempt}})
+		Status: status(run), Metadata: meta})
 }

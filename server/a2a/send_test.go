@@ -1,6 +1,7 @@
 package a2a_test
 
 import (
+	"encoding/json"
 	"errors"
 	"strings"
 	"testing"
@@ -9,6 +10,8 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/sortie-run/sortie"
+	"github.com/sortie-run/sortie/pricing"
+	"github.com/sortie-run/sortie/remote/remotetest"
 	a2aserver "github.com/sortie-run/sortie/server/a2a"
 )
 
@@ -130,5 +133,28 @@ func TestAnOversizeBodyIsRefusedBeforeItIsRead(t *testing.T) {
 	page, err := r.host.Engine.List(testCtx(t), sortie.ListQuery{})
 	if err != nil || len(page.Runs) != 0 {
 		t.Errorf("runs after an oversize body: %d, %v; want none", len(page.Runs), err)
+	}
+}
+
+// A host that prices runs shows the cost in the task's metadata and in
+// the final status update's, as the HTTP API shows it.
+func TestTaskMetadataCarriesTheCost(t *testing.T) {
+	prices, err := pricing.Default().Set("local.second", "1") // $1 a second: the cost is the duration in ms × 10⁶ n$
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := newRig(t, nil, &remotetest.Options{Pricer: prices})
+	task := send(t, r, msg(t, `{"sleep_ms":5,"output":1}`, "probe"), false)
+	run, err := r.host.Engine.Get(testCtx(t), sortie.RunID(task.ID))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]any{"total_nano_usd": float64(run.Cost.TotalNanoUSD), "price_version": "2026-12-02+set",
+		"components": map[string]any{"compute": float64(run.Cost.Components["compute"])}}
+	got, _ := json.Marshal(task.Metadata[a2aserver.MetaCost])
+	var gotMap map[string]any
+	_ = json.Unmarshal(got, &gotMap)
+	if d := cmp.Diff(want, gotMap); d != "" || run.Cost.TotalNanoUSD <= 0 {
+		t.Errorf("task metadata %s (-want +got):\n%s (the run cost %d n$, want > 0)", a2aserver.MetaCost, d, run.Cost.TotalNanoUSD)
 	}
 }

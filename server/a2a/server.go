@@ -56,6 +56,12 @@ const (
 	// metadata of the message that started it (see the package
 	// documentation), absent when it had none.
 	MetaLabels = "sortie/labels"
+	// MetaCost is the task (and final status) metadata key holding what
+	// the run cost so far, when the host prices runs: an object with
+	// "total_nano_usd" (integer nano-dollars), "price_version" and
+	// "components" (nano-dollars by component), as the HTTP API's
+	// run.cost shows them without the per-attempt items.
+	MetaCost = "sortie/cost"
 )
 
 // keyPrefix namespaces the idempotency keys of A2A messages.

@@ -17,6 +17,7 @@ import (
 	"github.com/sortie-run/sortie/functions/probe"
 	"github.com/sortie-run/sortie/internal/testwait"
 	"github.com/sortie-run/sortie/launchers/local"
+	"github.com/sortie-run/sortie/pricing"
 	"github.com/sortie-run/sortie/server"
 )
 
@@ -51,7 +52,11 @@ func newRig(t testing.TB, tokens ...string) *rig {
 	if err != nil {
 		t.Fatalf("local.New = %v", err)
 	}
-	r := &rig{cp: cp, engine: sortie.NewEngine(cp, l, sortie.Agents{"probe": probeAgent}, nil)}
+	prices, err := pricing.Default().Set("local.second", "1") // $1 a second: runs cost something to show
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := &rig{cp: cp, engine: sortie.NewEngine(cp, l, sortie.Agents{"probe": probeAgent}, &sortie.EngineOptions{Pricer: prices})}
 	srv, err := server.New(server.Options{Engine: r.engine, APITokens: tokens, UI: true,
 		FollowPoll: 50 * time.Millisecond, Logger: slog.New(slog.DiscardHandler)})
 	if err != nil {

@@ -1,35 +1,50 @@
 // Sections a run shows only when the API carries them: its cost
-// (pay-per-run) and its durable steps. Their exact shapes are the API's;
-// these views show any object readably and pick out a total when there
-// is one.
+// (pay-per-run) and its durable steps.
 import { el, kv, jsonView, fmtDuration } from './dom.js';
 
-const totalKeys = ['total_micro_usd', 'micro_usd', 'total_micro_dollars', 'micro_dollars', 'total'];
-
-// costMicros is a run's total cost in micro-dollars, or null when the run
-// carries none.
-export function costMicros(run) {
+// costNanos is a run's total cost in nano-dollars (the API's
+// cost.total_nano_usd, an exact integer), or null when the run carries
+// none.
+export function costNanos(run) {
   const c = run.cost;
-  if (c === null || c === undefined) return null;
-  if (typeof c === 'number') return c;
-  for (const k of totalKeys) if (typeof c[k] === 'number') return c[k];
-  return null;
+  if (c === null || c === undefined || typeof c.total_nano_usd !== 'number') return null;
+  return c.total_nano_usd;
 }
 
-// fmtMicros formats micro-dollars as dollars.
-export const fmtMicros = (m) => (m === null ? '' : '$' + (m / 1e6).toFixed(m < 10000 ? 6 : 4));
+// fmtNanos formats nano-dollars as dollars, exactly, as the CLI does:
+// 8805 → "$0.000008805", 1.5e9 → "$1.50".
+export function fmtNanos(n) {
+  if (n === null) return '';
+  const sign = n < 0 ? '-' : '';
+  const a = Math.abs(n);
+  const frac = String(a % 1e9).padStart(9, '0').replace(/0+$/, '').padEnd(2, '0');
+  return sign + '$' + Math.floor(a / 1e9) + '.' + frac;
+}
 
-// costSection shows the run's cost, or null when it has none.
+// costSection shows the run's cost: the total, its components, each
+// attempt's priced items and the price table's version; null when the run
+// has none.
 export function costSection(run) {
-  if (run.cost === null || run.cost === undefined) return null;
-  const total = costMicros(run);
-  const rows = typeof run.cost === 'object' ? Object.entries(run.cost)
-    .filter(([k]) => !totalKeys.includes(k))
-    .map(([k, v]) => [k, typeof v === 'object' ? jsonView(v, k) : String(v)]) : [];
+  const total = costNanos(run);
+  if (total === null) return null;
+  const c = run.cost;
+  const comps = Object.entries(c.components ?? {}).map(([k, v]) => [k.replaceAll('_', ' '), fmtNanos(v)]);
+  const rows = [];
+  for (const a of c.attempts ?? []) {
+    for (const it of a.items ?? []) {
+      rows.push(el('tr', null,
+        el('td', { text: a.attempt }), el('td', { text: it.component }), el('td', { text: it.price }),
+        el('td', { text: (it.quantity ?? '') + ' ' + (it.unit ?? '') }), el('td', { text: fmtNanos(it.nano_usd) })));
+    }
+  }
   return el('section', { className: 'card', id: 'cost' },
     el('h2', { text: 'Cost' }),
-    total === null ? null : el('p', { className: 'big', text: fmtMicros(total) }),
-    kv(rows));
+    el('p', { className: 'big', text: fmtNanos(total) }),
+    kv(comps.concat([['prices', String(c.price_version ?? '')]],
+      (c.unpriced ?? []).length ? [['no price for', c.unpriced.join(' ')]] : [])),
+    rows.length === 0 ? null : el('table', null,
+      el('thead', null, el('tr', null, ['Attempt', 'Component', 'Price', 'Quantity', 'Cost'].map((h) => el('th', { text: h })))),
+      el('tbody', null, rows)));
 }
 
 // stepsSection lists the run's durable steps, or null when it has none.

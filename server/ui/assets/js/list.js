@@ -3,7 +3,7 @@
 // and charts of the runs shown.
 import { el, clear, fmtTime, fmtDuration, stateBadge, runDuration } from './dom.js';
 import { states, stateChart, durationChart, valueChart } from './chart.js';
-import { costMicros, fmtMicros } from './extras.js';
+import { costNanos, fmtNanos } from './extras.js';
 
 const pageSize = 25;
 const pollMs = 500;
@@ -68,7 +68,7 @@ export function listView(main, api, params) {
   function render(page) {
     const cutoff = f.since.value ? Date.now() - Number(f.since.value) : 0;
     const runs = page.runs.filter((r) => r.created_ms >= cutoff);
-    const withCost = runs.some((r) => costMicros(r) !== null);
+    const withCost = runs.some((r) => costNanos(r) !== null);
     clear(head, ...['Run', 'Agent', 'State', 'Context', 'Created', 'Duration', 'Attempts']
       .concat(withCost ? ['Cost'] : []).map((h) => el('th', { text: h })));
     clear(tbody, ...runs.map((r) => row(r, withCost)));
@@ -79,7 +79,7 @@ export function listView(main, api, params) {
     prev.disabled = tokens.length < 2;
     note.textContent = tokens.length === 1 ? 'live' : `page ${tokens.length}`;
     clear(charts, stateChart(runs), withCost
-      ? valueChart(runs.filter((r) => costMicros(r) !== null), 'Cost per run', costMicros, fmtMicros)
+      ? valueChart(runs.filter((r) => costNanos(r) !== null), 'Cost per run', costNanos, fmtNanos)
       : durationChart(runs));
   }
 
@@ -92,7 +92,7 @@ export function listView(main, api, params) {
       el('td', { text: fmtTime(r.created_ms) }),
       el('td', { text: fmtDuration(runDuration(r)) }),
       el('td', { text: r.attempt }),
-      withCost ? el('td', { text: fmtMicros(costMicros(r)) }) : null);
+      withCost ? el('td', { text: fmtNanos(costNanos(r)) }) : null);
   }
 
   load();
