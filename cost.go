@@ -3,6 +3,7 @@ package sortie
 import (
 	"context"
 	"fmt"
+	"math"
 	"strings"
 	"sync/atomic"
 )
@@ -89,6 +90,33 @@ type Pricer interface {
 	// Price returns what r cost so far, from its attempts' usage. It must
 	// not change r.
 	Price(r *Run) *Cost
+}
+
+// Validate checks a usage a worker reports: no negative quantity, Arch
+// "arm64", "x86_64" or empty, Billing "request", "instance", "job" or
+// empty. A nil usage is valid. It returns a [*ValidationError] naming the
+// field "usage.NAME".
+func (u *Usage) Validate() error {
+	if u == nil {
+		return nil
+	}
+	for _, f := range []struct {
+		name string
+		v    float64
+	}{{"duration_ms", float64(u.DurationMs)}, {"billed_duration_ms", float64(u.BilledDurationMs)}, {"memory_mb", float64(u.MemoryMB)},
+		{"vcpu", u.VCPU}, {"requests", float64(u.Requests)}, {"read_units", u.ReadUnits}, {"write_units", u.WriteUnits},
+		{"kms_requests", float64(u.KMSRequests)}, {"offloaded_bytes", float64(u.OffloadedBytes)}} {
+		if !(f.v >= 0) || math.IsInf(f.v, 0) {
+			return invalidf("usage."+f.name, "%v must be a non-negative number", f.v)
+		}
+	}
+	switch {
+	case u.Arch != "" && u.Arch != "arm64" && u.Arch != "x86_64":
+		return invalidf("usage.arch", "%.20q must be arm64 or x86_64", u.Arch)
+	case u.Billing != "" && u.Billing != "request" && u.Billing != "instance" && u.Billing != "job":
+		return invalidf("usage.billing", "%.20q must be request, instance or job", u.Billing)
+	}
+	return nil
 }
 
 // Plus returns u with o added: durations, capacity, requests and bytes are

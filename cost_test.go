@@ -1,6 +1,8 @@
 package sortie_test
 
 import (
+	"errors"
+	"math"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -30,5 +32,21 @@ func TestUsagePlus(t *testing.T) {
 	var none *sortie.Usage
 	if d := cmp.Diff(worker, none.Plus(worker)); d != "" {
 		t.Errorf("nil.Plus (-want +got):\n%s", d)
+	}
+}
+
+func TestUsageValidate(t *testing.T) {
+	for field, u := range map[string]*sortie.Usage{
+		"usage.arch": {Arch: "sparc"}, "usage.billing": {Billing: "free"}, "usage.duration_ms": {DurationMs: -1},
+		"usage.write_units": {WriteUnits: -0.5}, "usage.vcpu": {VCPU: math.NaN()},
+	} {
+		var ve *sortie.ValidationError
+		if err := u.Validate(); !errors.As(err, &ve) || ve.Field != field {
+			t.Errorf("Usage(%+v).Validate() = %v, want a ValidationError for %s", u, err, field)
+		}
+	}
+	ok := &sortie.Usage{DurationMs: 1, Arch: "arm64", Billing: "job", Requests: 1, ReadUnits: 0.5}
+	if err := ok.Validate(); err != nil {
+		t.Errorf("Validate(%+v) = %v, want nil", ok, err)
 	}
 }

@@ -237,6 +237,9 @@ func OutcomeOf(m *Message) Outcome {
 
 // Validate checks that exactly one field is set and that it is valid.
 func (o *Outcome) Validate() error {
+	if err := o.Usage.Validate(); err != nil {
+		return err
+	}
 	m := Message{Error: o.Error, Interrupt: o.Interrupt}
 	if o.Result != nil {
 		m.Result = &Result{Output: o.Result}
