@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"sync"
 	"time"
 
 	"github.com/sortie-run/sortie"
@@ -23,7 +24,7 @@ const workersCloseGrace = 30 * time.Second
 // by this host, their go handlers running on a pool of
 // `WorkerCommand --session` processes (functions.SessionVersion) reused
 // attempt after attempt, and exec runtimes of the session protocol on
-// pools of their own. Each attempt logs to StateDir/logs/RUN-ATTEMPT.log.
+// pools of their own. An attempt's logs go to StateDir/logs/RUN-ATTEMPT.log.
 // The workers are this host's children: they stop when it closes.
 func (h *Host) warmLauncher() (sortie.Launcher, error) {
 	w, err := NewWorker(h.cfg)
@@ -52,33 +53,63 @@ func (h *Host) warmLauncher() (sortie.Launcher, error) {
 	return l, err
 }
 
-// runWarm executes one attempt with w, logging to the attempt's log file:
-// the worker's logs at Config.WorkerLogLevel, the warm process's stderr
-// and the attempt's messages.
+// runWarm executes one attempt with w, logging to the attempt's log file
+// (created on the first line): the worker's logs at Config.WorkerLogLevel
+// and the warm process's stderr. Its messages are in the control plane.
 func (h *Host) runWarm(ctx context.Context, w *functions.Worker, inv *sortie.Invocation) error {
 	rep, err := NewReporter(inv, h.cp)
 	if err != nil {
 		return err
 	}
-	if f, err := openAttemptLog(h.dir, inv); err != nil {
-		h.log.Warn("open the attempt's log; logging here instead", "run", inv.RunID, "attempt", inv.Attempt, "err", err)
-	} else {
-		defer f.Close()
-		var lvl slog.Level
-		_ = lvl.UnmarshalText([]byte(h.cfg.WorkerLogLevel)) // validated
-		wc := *w
-		wc.Logger = slog.New(slog.NewTextHandler(f, &slog.HandlerOptions{Level: lvl}))
-		w, rep = &wc, functions.Tee(rep, functions.NewStreamReporter(f))
-	}
-	_, err = w.Execute(ctx, inv, rep)
+	f := &lazyFile{path: attemptLogPath(h.dir, inv), log: h.log}
+	defer f.Close()
+	var lvl slog.Level
+	_ = lvl.UnmarshalText([]byte(h.cfg.WorkerLogLevel)) // validated
+	wc := *w
+	wc.Logger = slog.New(slog.NewTextHandler(f, &slog.HandlerOptions{Level: lvl}))
+	_, err = wc.Execute(ctx, inv, rep)
 	return err
 }
 
-// openAttemptLog opens StateDir/logs/RUN-ATTEMPT.log for appending (mode
-// 0600). The name derives only from the validated run ID and attempt.
-func openAttemptLog(dir string, inv *sortie.Invocation) (*os.File, error) {
-	name := fmt.Sprintf("%s-%d.log", inv.RunID, inv.Attempt)
-	return os.OpenFile(filepath.Join(dir, LogDir, name), os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o600)
+// attemptLogPath is StateDir/logs/RUN-ATTEMPT.log. The name derives only
+// from the validated run ID and attempt.
+func attemptLogPath(dir string, inv *sortie.Invocation) string {
+	return filepath.Join(dir, LogDir, fmt.Sprintf("%s-%d.log", inv.RunID, inv.Attempt))
+}
+
+// lazyFile is an attempt's log file, opened for appending (mode 0600) at
+// the first write: an attempt with nothing to log costs no file (creating
+// one costs more than the rest of a short attempt's work on the host).
+type lazyFile struct {
+	path string
+	log  *slog.Logger
+	mu   sync.Mutex
+	f    *os.File
+	err  error
+}
+
+func (l *lazyFile) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.f == nil && l.err == nil {
+		if l.f, l.err = os.OpenFile(l.path, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o600); l.err != nil {
+			l.log.Warn("open an attempt's log", "err", l.err)
+		}
+	}
+	if l.err != nil {
+		return 0, l.err
+	}
+	return l.f.Write(p)
+}
+
+// Close closes the file, if it was opened.
+func (l *lazyFile) Close() error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.f == nil {
+		return nil
+	}
+	return l.f.Close()
 }
 
 // stopWorkers stops the attempts still running on this host's warm

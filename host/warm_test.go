@@ -2,10 +2,12 @@ package host_test
 
 import (
 	"encoding/json"
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/sortie-run/sortie"
 	"github.com/sortie-run/sortie/host"
@@ -55,18 +57,22 @@ func TestWarmWorkersRunAttemptsWithTheirOwnConfiguration(t *testing.T) {
 }
 
 func TestWarmWorkersLogEachAttemptToItsFile(t *testing.T) {
-	h := warmHost(t, host.Config{})
-	run := wait(t, h.Client(), probe(t, h.Client(), `{"events":1,"output":"logged"}`).ID)
-	if run.State != sortie.StateCompleted {
-		t.Fatalf("run = %s %s, want completed", run.State, run.Reason)
-	}
-	b, err := os.ReadFile(filepath.Join(h.StateDir(), host.LogDir, run.ID.String()+"-1.log"))
+	h := warmHost(t, host.Config{ReconcileInterval: 20 * time.Millisecond})
+	go h.RunReconciler(t.Context()) // retries the crashed attempt
+	run, err := h.Client().Submit(t.Context(), &sortie.SubmitRequest{Agent: "probe",
+		Variables: json.RawMessage(`{"events":1,"crash_attempts":1,"output":"logged"}`), Policy: sortie.Policy{BackoffMs: 1}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{`{"event":{`, `{"result":{"output":"logged"}}`} {
-		if !strings.Contains(string(b), want) {
-			t.Errorf("attempt log = %q, want it to hold %s", b, want)
-		}
+	if run = wait(t, h.Client(), run.ID); run.State != sortie.StateCompleted || run.Attempt != 2 {
+		t.Fatalf("run = %s on attempt %d (%s), want completed on attempt 2", run.State, run.Attempt, run.Reason)
+	}
+	logs := filepath.Join(h.StateDir(), host.LogDir)
+	b, err := os.ReadFile(filepath.Join(logs, run.ID.String()+"-1.log"))
+	if err != nil || !strings.Contains(string(b), "probe: simulating a crash") || !strings.Contains(string(b), "stream=stderr") {
+		t.Errorf("log of the crashed attempt = %q, %v; want the warm worker's stderr line", b, err)
+	}
+	if _, err := os.Stat(filepath.Join(logs, run.ID.String()+"-2.log")); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("stat the log of attempt 2, which logged nothing = %v, want no file", err)
 	}
 }

@@ -97,28 +97,30 @@ func (s *Server) get(w http.ResponseWriter, r *http.Request) {
 // settled reports whether the run is terminal or waits for input.
 func settled(r *sortie.Run) bool { return r.State.Terminal() || r.State.Interrupted() }
 
-// waitSettled waits up to wait for run to settle, woken by the run's
-// shared feed (one reader of the control plane per run however many wait
-// or follow it), and returns it as last seen. The feed starts after the
-// current attempt's events (a waiter needs the run, not its events).
+// waitSettled waits up to wait for run to settle and returns it as last
+// read: it reads the run at each change the engine notifies (every write
+// of this host; on DynamoDB also those its stream watcher sees), and every
+// FollowPoll for changes made by other processes.
 func (s *Server) waitSettled(ctx context.Context, run *sortie.Run, wait time.Duration) (*sortie.Run, error) {
-	f := s.hub.acquire(run.ID, sortie.Cursor{Attempt: run.Attempt + 1})
-	defer s.hub.release(f)
+	wake, stop := s.eng.Watch(run.ID)
+	defer stop()
 	timer := time.NewTimer(wait)
 	defer timer.Stop()
+	poll := time.NewTicker(s.opts.FollowPoll)
+	defer poll.Stop()
 	for {
-		st := f.state()
-		switch {
-		case st.err != nil:
-			return nil, st.err
-		case st.run != nil && st.run.Version >= run.Version:
-			run = st.run
+		// Read after subscribing: a change between the caller's read and
+		// the subscription is not missed.
+		next, err := s.eng.Get(ctx, run.ID)
+		if err != nil {
+			return nil, err
 		}
-		if settled(run) {
+		if run = next; settled(run) {
 			return run, nil
 		}
 		select {
-		case <-st.changed:
+		case <-wake:
+		case <-poll.C:
 		case <-timer.C:
 			return run, nil
 		case <-s.draining:

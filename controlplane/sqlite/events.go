@@ -23,7 +23,7 @@ func (c *ControlPlane) AppendEvents(ctx context.Context, a sortie.Append) ([]sor
 	var out []sortie.Event
 	inserted := false
 	err := c.write(ctx, func(ctx context.Context, tx *stmtCache) error {
-		r, err := loadRun(ctx, tx, a.RunID)
+		r, err := c.runs.load(ctx, tx, a.RunID, false)
 		if err != nil {
 			return err
 		}
@@ -140,7 +140,7 @@ func (c *ControlPlane) Events(ctx context.Context, id sortie.RunID, after sortie
 	}
 	out, err := readEvents(ctx, c.rq, id, after, controlplane.EventsLimit(limit))
 	if err == nil && len(out) == 0 {
-		_, err = loadRun(ctx, c.rq, id) // no events: does the run exist?
+		_, err = c.runs.load(ctx, c.rq, id, true) // no events: does the run exist?
 	}
 	if err != nil {
 		return nil, c.wrap("events", err)

@@ -29,7 +29,7 @@ func (c *ControlPlane) Reserve(ctx context.Context, res *sortie.Reservation) (*s
 	var out *sortie.Run
 	err = c.write(ctx, func(ctx context.Context, tx *stmtCache) error {
 		var err error
-		out, err = reserve(ctx, tx, res, run)
+		out, err = reserve(ctx, tx, &c.runs, res, run)
 		return err
 	})
 	if err != nil {
@@ -44,7 +44,7 @@ func (c *ControlPlane) Reserve(ctx context.Context, res *sortie.Reservation) (*s
 
 // reserve returns the run of a live idempotency record, or inserts run and
 // its record and returns run.
-func reserve(ctx context.Context, tx *stmtCache, res *sortie.Reservation, run *sortie.Run) (*sortie.Run, error) {
+func reserve(ctx context.Context, tx *stmtCache, runs *runCache, res *sortie.Reservation, run *sortie.Run) (*sortie.Run, error) {
 	key := run.IdempotencyKey
 	if key != "" {
 		var id, hash string
@@ -54,7 +54,7 @@ func reserve(ctx context.Context, tx *stmtCache, res *sortie.Reservation, run *s
 		case err == nil && hash != run.RequestHash:
 			return nil, fmt.Errorf("reserve key %q in scope %q: %w", key, res.Scope, sortie.ErrIdempotencyConflict)
 		case err == nil:
-			return loadRun(ctx, tx, sortie.RunID(id))
+			return runs.load(ctx, tx, sortie.RunID(id), false)
 		case !errors.Is(err, sql.ErrNoRows):
 			return nil, dbErr("read idempotency record", err)
 		}
@@ -85,7 +85,7 @@ func (c *ControlPlane) Get(ctx context.Context, id sortie.RunID) (*sortie.Run, e
 	if err := c.ready("get"); err != nil {
 		return nil, err
 	}
-	r, err := loadRun(ctx, c.rq, id)
+	r, err := c.runs.load(ctx, c.rq, id, true)
 	return r, c.wrap("get", err)
 }
 

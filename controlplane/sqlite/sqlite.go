@@ -60,6 +60,7 @@ type ControlPlane struct {
 	now    func() time.Time
 	tokens *controlplane.PageTokens
 	hub    controlplane.Hub
+	runs   runCache // decoded runs by version
 	closed atomic.Bool
 
 	// Changes gives the state-changing methods (RecordLaunch, SetRef,

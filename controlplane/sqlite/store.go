@@ -4,7 +4,6 @@ import (
 	"context"
 	"database/sql"
 	"encoding/json"
-	"errors"
 	"fmt"
 
 	"github.com/sortie-run/sortie"
@@ -26,7 +25,7 @@ func (c *ControlPlane) change(ctx context.Context, op string, id sortie.RunID, f
 	var run *sortie.Run
 	changed := false
 	err := c.write(ctx, func(ctx context.Context, tx *stmtCache) error {
-		r, err := loadRun(ctx, tx, id)
+		r, err := c.runs.load(ctx, tx, id, false)
 		if err != nil {
 			return err
 		}
@@ -44,17 +43,6 @@ func (c *ControlPlane) change(ctx context.Context, op string, id sortie.RunID, f
 		c.hub.Notify(id)
 	}
 	return run, nil
-}
-
-func loadRun(ctx context.Context, q querier, id sortie.RunID) (*sortie.Run, error) {
-	var body []byte
-	err := q.QueryRowContext(ctx, `SELECT body FROM runs WHERE id = ?`, string(id)).Scan(&body)
-	if errors.Is(err, sql.ErrNoRows) {
-		return nil, fmt.Errorf("run %s: %w", id, sortie.ErrNotFound)
-	} else if err != nil {
-		return nil, dbErr("load run "+string(id), err)
-	}
-	return decodeRun(body)
 }
 
 func decodeRun(body []byte) (*sortie.Run, error) {

@@ -38,23 +38,31 @@ type PayloadData struct {
 // on the local launcher, the host's process ID, command and log path and
 // the claim owner (host name and PID; shown as "local").
 // Those fields are omitted from its JSON, except launch_id, which is
-// empty. r is not changed. The host API shows runs the same way.
+// empty. r is not changed; the view shares the parts it keeps with r
+// (labels, variables, result, errors): read it, never change it. The host
+// API shows runs the same way.
 func PublicRun(r *sortie.Run) *sortie.Run {
-	p := r.Clone()
+	p := *r
 	p.SealedConfig, p.RequestHash, p.ResumeInput = nil, "", nil
-	if p.Interrupt != nil {
-		p.Interrupt.Checkpoint = nil
+	if r.Interrupt != nil {
+		i := *r.Interrupt
+		i.Checkpoint = nil
+		p.Interrupt = &i
 	}
-	for i := range p.Attempts {
-		p.Attempts[i].LaunchID = ""
-		if ref := p.Attempts[i].Ref; ref != nil && ref.Provider == "local" {
-			// the host's process ID, command and log path, and the claim
-			// owner's host name and PID: nothing for clients
-			p.Attempts[i].Ref = &sortie.Ref{Provider: ref.Provider, RunID: ref.RunID, Attempt: ref.Attempt}
-			p.Attempts[i].Owner = "local"
+	if r.Attempts != nil {
+		p.Attempts = make([]sortie.Attempt, len(r.Attempts))
+		for i, a := range r.Attempts {
+			a.LaunchID = ""
+			if a.Ref != nil && a.Ref.Provider == "local" {
+				// the host's process ID, command and log path, and the claim
+				// owner's host name and PID: nothing for clients
+				a.Ref = &sortie.Ref{Provider: a.Ref.Provider, RunID: a.Ref.RunID, Attempt: a.Ref.Attempt}
+				a.Owner = "local"
+			}
+			p.Attempts[i] = a
 		}
 	}
-	return p
+	return &p
 }
 
 // MessageID returns the webhook-id of the delivery of version of run to
