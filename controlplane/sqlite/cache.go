@@ -96,6 +96,7 @@ func copyRun(r *sortie.Run) *sortie.Run {
 	c.Result = bytes.Clone(r.Result)
 	c.ResumeInput = bytes.Clone(r.ResumeInput)
 	c.Error = clonePtr(r.Error)
+	c.Cost = copyCost(r.Cost)
 	if r.Interrupt != nil {
 		i := *r.Interrupt
 		i.Checkpoint = bytes.Clone(i.Checkpoint)
@@ -123,6 +124,23 @@ func copyAttempt(a sortie.Attempt) sortie.Attempt {
 		a.Exit = &st
 	}
 	return a
+}
+
+func copyCost(c *sortie.Cost) *sortie.Cost {
+	if c == nil {
+		return nil
+	}
+	out := *c
+	out.Components = maps.Clone(c.Components)
+	out.Unpriced = slices.Clone(c.Unpriced)
+	if c.Attempts != nil {
+		out.Attempts = make([]sortie.AttemptCost, len(c.Attempts))
+		for i, a := range c.Attempts {
+			a.Items = slices.Clone(a.Items)
+			out.Attempts[i] = a
+		}
+	}
+	return &out
 }
 
 // clonePtr returns a pointer to a copy of *p, or nil.
