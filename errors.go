@@ -30,7 +30,23 @@ var (
 	ErrClosed = errors.New("closed")
 	// ErrUnavailable: a transient failure of a backing service; retrying may succeed.
 	ErrUnavailable = errors.New("unavailable")
+	// ErrThrottled: a backing service refused the call for its rate
+	// (DynamoDB ProvisionedThroughputExceeded, ThrottlingException or
+	// RequestLimitExceeded after the client's retries; Lambda
+	// TooManyRequestsException); retrying after a pause will succeed once
+	// the rate falls. It is a kind of unavailability: errors.Is(err,
+	// ErrUnavailable) holds for it too, so every retry of transient
+	// failures covers it, while callers that care tell it apart.
+	ErrThrottled error = throttled{}
 )
+
+// throttled is [ErrThrottled]'s type: it matches ErrUnavailable too.
+type throttled struct{}
+
+func (throttled) Error() string { return "throttled" }
+
+// Is makes errors.Is(ErrThrottled, ErrUnavailable) true.
+func (throttled) Is(target error) bool { return target == ErrUnavailable }
 
 // ValidationError is returned for bad input. It names the offending field (a
 // JSON path such as "agent.name" or "event.seq") and says which limit or rule

@@ -74,13 +74,16 @@ func (r *cpReporter) claim() sortie.Claim {
 	return sortie.Claim{RunID: r.run, Attempt: r.attempt, LaunchID: r.launchID, Owner: r.owner, NowMs: nowMs()}
 }
 
+// The reporter's calls keep the attempt alive: each goes out marked by
+// sortie.LivenessContext.
+
 func (r *cpReporter) Claim(ctx context.Context) error {
-	_, err := r.cp.Claim(ctx, r.claim())
+	_, err := r.cp.Claim(sortie.LivenessContext(ctx), r.claim())
 	return err
 }
 
 func (r *cpReporter) Heartbeat(ctx context.Context) (bool, error) {
-	run, err := r.cp.Heartbeat(ctx, r.claim())
+	run, err := r.cp.Heartbeat(sortie.LivenessContext(ctx), r.claim())
 	if err != nil {
 		return false, err
 	}
@@ -88,12 +91,12 @@ func (r *cpReporter) Heartbeat(ctx context.Context) (bool, error) {
 }
 
 func (r *cpReporter) Events(ctx context.Context, events []sortie.Event) error {
-	_, err := r.cp.AppendEvents(ctx, sortie.Append{RunID: r.run, Attempt: r.attempt, LaunchID: r.launchID, Events: events, NowMs: nowMs()})
+	_, err := r.cp.AppendEvents(sortie.LivenessContext(ctx), sortie.Append{RunID: r.run, Attempt: r.attempt, LaunchID: r.launchID, Events: events, NowMs: nowMs()})
 	return err
 }
 
 func (r *cpReporter) Finish(ctx context.Context, o sortie.Outcome) error {
-	_, err := r.cp.Finish(ctx, sortie.Finish{RunID: r.run, Attempt: r.attempt, LaunchID: r.launchID, Outcome: o, NowMs: nowMs()})
+	_, err := r.cp.Finish(sortie.LivenessContext(ctx), sortie.Finish{RunID: r.run, Attempt: r.attempt, LaunchID: r.launchID, Outcome: o, NowMs: nowMs()})
 	return err
 }
 

@@ -14,8 +14,15 @@ import (
 // writeError answers err as a [wire.ErrorBody]. Internal errors are
 // logged, and the client gets no detail of them (they may name backends
 // or paths).
+//
+// Throttling (429) and unavailability (503) answers carry Retry-After
+// and are counted (see [MetricThrottled]).
 func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
 	status, body := s.errorBody(r, err)
+	if ra := wire.RetryAfter(status); ra != "" {
+		w.Header().Set("Retry-After", ra)
+		countRefusal(r, status)
+	}
 	writeJSON(w, status, body)
 }
 

@@ -37,6 +37,7 @@ func TestErrorBodiesMapBackToTheSentinels(t *testing.T) {
 		{sortie.ErrCancelRequested, nil, 409, "cancel_requested", sortie.ErrCancelRequested, ""},
 		{sortie.ErrConflict, nil, 409, "conflict", sortie.ErrConflict, ""},
 		{sortie.ErrUnavailable, nil, 503, "unavailable", sortie.ErrUnavailable, ""},
+		{sortie.ErrThrottled, nil, 429, "throttled", sortie.ErrThrottled, ""},
 		{sortie.ErrClosed, nil, 503, "unavailable", sortie.ErrUnavailable, ""},
 		{sortie.ErrInvalidArgument, nil, 400, "invalid_argument", sortie.ErrInvalidArgument, "body"},
 		{sortie.Invalidf("labels.team", "too long"), nil, 400, "invalid_argument", sortie.ErrInvalidArgument, "labels.team"},

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"net/http"
+	"strconv"
 
 	"github.com/sortie-run/sortie"
 )
@@ -32,7 +33,12 @@ const (
 	CodeCancelRequested = "cancel_requested"
 	// CodeConflict (409): sortie.ErrConflict.
 	CodeConflict = "conflict"
-	// CodeUnavailable (503): the server is shutting down
+	// CodeThrottled (429, with Retry-After): a backing service refused
+	// the work for its rate (sortie.ErrThrottled); retry after the pause.
+	// sortie.ErrThrottled on the client, which errors.Is also takes for
+	// sortie.ErrUnavailable.
+	CodeThrottled = "throttled"
+	// CodeUnavailable (503, with Retry-After): the server is shutting down
 	// (sortie.ErrClosed) or a backing service failed; retry.
 	// sortie.ErrUnavailable on the client.
 	CodeUnavailable = "unavailable"
@@ -45,6 +51,20 @@ const (
 	// shows none of it.
 	CodeInternal = "internal"
 )
+
+// RetryAfterSeconds is the Retry-After of every 429 (throttled) and 503
+// (unavailable) answer, in seconds: clients (server/httpengine, the
+// sortie CLI) wait at least that long before trying again.
+const RetryAfterSeconds = 1
+
+// RetryAfter returns the Retry-After header value of an answer with
+// status: [RetryAfterSeconds] for 429 and 503, "" for others.
+func RetryAfter(status int) string {
+	if status == http.StatusTooManyRequests || status == http.StatusServiceUnavailable {
+		return strconv.Itoa(RetryAfterSeconds)
+	}
+	return ""
+}
 
 // ErrorBody is the JSON body of every error answer.
 type ErrorBody struct {
@@ -81,6 +101,7 @@ var mappings = []Mapping{
 	{sortie.ErrTerminal, CodeTerminal, http.StatusConflict, "the run is terminal"},
 	{sortie.ErrCancelRequested, CodeCancelRequested, http.StatusConflict, "the run's cancel was requested"},
 	{sortie.ErrConflict, CodeConflict, http.StatusConflict, "the run changed meanwhile or is not in a state that allows this"},
+	{sortie.ErrThrottled, CodeThrottled, http.StatusTooManyRequests, "a backing service is throttling requests; retry after the pause"},
 	{sortie.ErrUnavailable, CodeUnavailable, http.StatusServiceUnavailable, "a backing service is unavailable; retry"},
 	{sortie.ErrClosed, CodeUnavailable, http.StatusServiceUnavailable, "the server is shutting down"},
 }
@@ -103,8 +124,8 @@ func ForError(err error) (Mapping, bool) {
 // codes without a sentinel ("internal", "unauthenticated", ...) give nil.
 // An unknown code (a newer server's, a proxy's page, no body) falls back
 // on the status: 400, 413 and 422 are sortie.ErrInvalidArgument, 404
-// sortie.ErrNotFound, 409 sortie.ErrConflict, 429, 502, 503 and 504
-// sortie.ErrUnavailable, anything else nil.
+// sortie.ErrNotFound, 409 sortie.ErrConflict, 429 sortie.ErrThrottled,
+// 502, 503 and 504 sortie.ErrUnavailable, anything else nil.
 func Sentinel(status int, code string) error {
 	switch code {
 	case CodePayloadTooLarge:
@@ -124,7 +145,9 @@ func Sentinel(status int, code string) error {
 		return sortie.ErrNotFound
 	case http.StatusConflict:
 		return sortie.ErrConflict
-	case http.StatusTooManyRequests, http.StatusBadGateway, http.StatusServiceUnavailable, http.StatusGatewayTimeout:
+	case http.StatusTooManyRequests:
+		return sortie.ErrThrottled
+	case http.StatusBadGateway, http.StatusServiceUnavailable, http.StatusGatewayTimeout:
 		return sortie.ErrUnavailable
 	}
 	return nil

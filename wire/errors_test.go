@@ -30,6 +30,7 @@ var sentinels = map[string]struct {
 	"ErrCancelRequested":     {sortie.ErrCancelRequested, "cancel_requested", 409, sortie.ErrCancelRequested},
 	"ErrInvalidArgument":     {sortie.ErrInvalidArgument, "invalid_argument", 400, sortie.ErrInvalidArgument},
 	"ErrUnavailable":         {sortie.ErrUnavailable, "unavailable", 503, sortie.ErrUnavailable},
+	"ErrThrottled":           {sortie.ErrThrottled, "throttled", 429, sortie.ErrThrottled},
 	// A closing server tells the client to retry elsewhere.
 	"ErrClosed": {sortie.ErrClosed, "unavailable", 503, sortie.ErrUnavailable},
 }
@@ -131,7 +132,7 @@ func TestUnknownCodesFallBackOnTheStatus(t *testing.T) {
 		{409, "gone_fishing", sortie.ErrConflict},
 		{400, "", sortie.ErrInvalidArgument},
 		{413, "too_large", sortie.ErrInvalidArgument},
-		{429, "", sortie.ErrUnavailable},
+		{429, "", sortie.ErrThrottled}, // which errors.Is also takes for ErrUnavailable
 		{502, "", sortie.ErrUnavailable},
 		{503, "Service Unavailable", sortie.ErrUnavailable},
 		{504, "", sortie.ErrUnavailable},

@@ -49,6 +49,12 @@ func execute(ctx context.Context, args []string) int {
 		return 2
 	}
 	defer tracing.Shutdown()
+	metrics, err := telemetry.StartMetrics(ctx)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "sortie:", err)
+		return 2
+	}
+	defer metrics.Shutdown()
 	root := newRoot()
 	root.SetArgs(args)
 	err = root.ExecuteContext(ctx)

@@ -40,6 +40,13 @@ type Options struct {
 	// Now stamps changes that carry no time of their own (RequestCancel,
 	// Resume, SetRef). Optional; defaults to time.Now.
 	Now func() time.Time
+	// Liveness is the client of the calls that keep attempts alive (a
+	// worker's claims, heartbeats, events and finishes: contexts marked by
+	// sortie.LivenessContext), with a retry budget of its own, so a burst
+	// of throttled submissions never spends it (host/awshost gives it a
+	// retryer without a client-side retry quota). Optional; defaults to
+	// the one client of New.
+	Liveness API
 	// MaxTries bounds the tries of one call that keeps losing conditional
 	// writes to other writers (each loss means another writer made
 	// progress). Optional; defaults to 100.
@@ -93,7 +100,11 @@ func New(db API, table string, opts *Options) (*ControlPlane, error) {
 		return nil, err
 	}
 	c := &ControlPlane{table: table, tokens: tokens, now: o.Now, maxTries: o.MaxTries}
-	c.db = retryAPI{API: db, units: &c.units}
+	var api API = db
+	if o.Liveness != nil {
+		api = byPriority{normal: db, liveness: o.Liveness}
+	}
+	c.db = retryAPI{API: api, units: &c.units}
 	if c.now == nil {
 		c.now = time.Now
 	}

@@ -19,8 +19,11 @@ const (
 
 // apiErr names a failed DynamoDB call and maps its error to a sentinel,
 // keeping the SDK's error reachable with errors.As:
-// ConditionalCheckFailed gives sortie.ErrConflict; throttling, transaction
-// conflicts, 5xx answers and network failures give sortie.ErrUnavailable.
+// ConditionalCheckFailed gives sortie.ErrConflict; throttling
+// (ProvisionedThroughputExceeded, ThrottlingException, RequestLimitExceeded,
+// also when the client's retries or retry quota ran out on it) gives
+// sortie.ErrThrottled; transaction conflicts, 5xx answers and network
+// failures give sortie.ErrUnavailable.
 // Other errors (a missing table, access denied) are returned as they are.
 func apiErr(what string, err error) error {
 	if err == nil {
@@ -48,6 +51,8 @@ func sentinel(err error) error {
 			return sortie.ErrUnavailable
 		}
 		return sortie.ErrConflict
+	case throttled(err):
+		return sortie.ErrThrottled
 	case transient(err):
 		return sortie.ErrUnavailable
 	case errors.As(err, &resp) && resp.HTTPStatusCode() >= 500:
@@ -58,18 +63,14 @@ func sentinel(err error) error {
 	return nil
 }
 
-// transient reports DynamoDB's throttling and retry-later exceptions.
+// transient reports DynamoDB's retry-later exceptions other than throttling.
 func transient(err error) bool {
 	var (
-		pte *types.ProvisionedThroughputExceededException
-		rle *types.RequestLimitExceeded
 		ise *types.InternalServerError
 		tip *types.TransactionInProgressException
 		tce *types.TransactionConflictException
-		tte *types.ThrottlingException
 	)
-	return errors.As(err, &pte) || errors.As(err, &rle) || errors.As(err, &ise) ||
-		errors.As(err, &tip) || errors.As(err, &tce) || errors.As(err, &tte)
+	return errors.As(err, &ise) || errors.As(err, &tip) || errors.As(err, &tce)
 }
 
 func hasReason(e *types.TransactionCanceledException, code string) bool {

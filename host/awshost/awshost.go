@@ -6,6 +6,8 @@ import (
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/aws/ratelimit"
+	"github.com/aws/aws-sdk-go-v2/aws/retry"
 	"github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/kms"
@@ -109,8 +111,8 @@ func OpenWith(ctx context.Context, awsCfg aws.Config, cfg Config) (*Host, error)
 	if err != nil {
 		return nil, err
 	}
-	db := dynamodb.NewFromConfig(awsCfg, func(o *dynamodb.Options) { o.BaseEndpoint = endpoint(cfg.DynamoEndpoint) })
-	if h.ControlPlane, err = dynamo.New(db, cfg.Table, &dynamo.Options{PageTokenKey: key}); err != nil {
+	db, liveness := dynamoClients(awsCfg, cfg.DynamoEndpoint)
+	if h.ControlPlane, err = dynamo.New(db, cfg.Table, &dynamo.Options{PageTokenKey: key, Liveness: liveness}); err != nil {
 		return nil, fmt.Errorf("awshost: control plane: %w", err)
 	}
 	if h.keeper, err = h.openKeyring(); err != nil {
@@ -118,6 +120,33 @@ func OpenWith(ctx context.Context, awsCfg aws.Config, cfg Config) (*Host, error)
 		return nil, err
 	}
 	return h, nil
+}
+
+// The retry budgets of the DynamoDB clients: standard mode (never
+// adaptive: its client-side rate limiter kept most calls waiting for about
+// 30 s after throttling had stopped), backoff capped so a throttled call
+// is answered within seconds.
+const (
+	maxBackoff         = time.Second
+	livenessMaxBackoff = 500 * time.Millisecond
+	livenessAttempts   = 5
+)
+
+// dynamoClients returns the host's two DynamoDB clients, each with a
+// retryer of its own: db for submissions, reads and the reconciler (3
+// attempts and the standard retry quota, so a throttled submission soon
+// ends in sortie.ErrThrottled, HTTP 429), and liveness for the calls that
+// keep attempts alive (5 attempts and no client-side retry quota: only
+// DynamoDB's answers slow them, never a burst of submissions).
+func dynamoClients(awsCfg aws.Config, url string) (db, liveness *dynamodb.Client) {
+	normal := retry.NewStandard(func(o *retry.StandardOptions) { o.MaxBackoff = maxBackoff })
+	live := retry.NewStandard(func(o *retry.StandardOptions) {
+		o.MaxAttempts, o.MaxBackoff, o.RateLimiter = livenessAttempts, livenessMaxBackoff, ratelimit.None
+	})
+	client := func(r aws.Retryer) *dynamodb.Client {
+		return dynamodb.NewFromConfig(awsCfg, func(o *dynamodb.Options) { o.BaseEndpoint, o.Retryer = endpoint(url), r })
+	}
+	return client(normal), client(live)
 }
 
 func endpoint(url string) *string {

@@ -22,7 +22,7 @@ func TestClassifySDKErrors(t *testing.T) {
 		err  error
 		want error
 	}{
-		{"throttled", &types.TooManyRequestsException{Message: aws.String("rate")}, sortie.ErrUnavailable},
+		{"throttled", &types.TooManyRequestsException{Message: aws.String("rate")}, sortie.ErrThrottled},
 		{"not found", &types.ResourceNotFoundException{Message: aws.String("no function")}, sortie.ErrNotFound},
 		{"bad parameter", &types.InvalidParameterValueException{Message: aws.String("bad")}, sortie.ErrInvalidArgument},
 		{"too large", &types.RequestTooLargeException{Message: aws.String("big")}, sortie.ErrInvalidArgument},

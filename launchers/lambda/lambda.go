@@ -169,7 +169,7 @@ func classify(op string, err error) error {
 	)
 	switch {
 	case errors.As(err, &tooMany):
-		return fmt.Errorf("%s: %w: %w", op, sortie.ErrUnavailable, err)
+		return fmt.Errorf("%s: %w: %w", op, sortie.ErrThrottled, err)
 	case errors.As(err, &notFound):
 		return fmt.Errorf("%s: %w: %w", op, sortie.ErrNotFound, err)
 	case errors.As(err, &badParam), errors.As(err, &tooLarge):

@@ -78,8 +78,8 @@ func (h *Handler) refuse(w http.ResponseWriter, r *http.Request, c *Claims, e *a
 		level = slog.LevelWarn
 	}
 	h.log.Log(r.Context(), level, "callback refused", attrs...)
-	if e.status == http.StatusServiceUnavailable {
-		w.Header().Set("Retry-After", "1")
+	if ra := wire.RetryAfter(e.status); ra != "" {
+		w.Header().Set("Retry-After", ra)
 	}
 	writeJSON(w, e.status, wire.ErrorBody{Error: wire.ErrorDetail{Code: e.code, Message: e.message, Field: e.field}})
 }

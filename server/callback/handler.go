@@ -141,6 +141,9 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		h.refuse(w, r, c, invalid(err))
 		return
 	}
+	// A worker's claim, heartbeat, events and finish keep its attempt
+	// alive: the control plane serves them before other calls.
+	r = r.WithContext(sortie.LivenessContext(r.Context()))
 	resp, err := rt.call(h, r, *c, body)
 	if err != nil {
 		h.refuse(w, r, c, h.cpError(r, c, err))

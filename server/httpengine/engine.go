@@ -102,18 +102,21 @@ func (e *Engine) request(ctx context.Context, method, path string, q url.Values,
 }
 
 // do sends a request and decodes a 2xx JSON answer into out (when not
-// nil). GETs are retried on transport errors and 503, three times.
+// nil). GETs, and submissions carrying an idempotency key, are tried
+// three times on transport errors, 429 (throttled) and 503 (unavailable),
+// waiting the answer's Retry-After when it asks for longer than the
+// backoff (200 ms, then 400 ms), while the request timeout lasts.
 func (e *Engine) do(ctx context.Context, method, path string, q url.Values, body, out any, hdr http.Header) (int, error) {
 	ctx, cancel := context.WithTimeout(ctx, e.opts.RequestTimeout)
 	defer cancel()
 	tries := 1
-	if method == http.MethodGet {
+	if method == http.MethodGet || hdr.Get(wire.IdempotencyKeyHeader) != "" {
 		tries = 3
 	}
 	var err error
 	for i := range tries {
 		if i > 0 {
-			if werr := wait(ctx, time.Duration(100<<i)*time.Millisecond); werr != nil {
+			if werr := wait(ctx, retryDelay(err, time.Duration(100<<i)*time.Millisecond)); werr != nil {
 				return 0, err
 			}
 		}
@@ -148,6 +151,15 @@ func (e *Engine) once(ctx context.Context, method, path string, q url.Values, bo
 		}
 	}
 	return resp.StatusCode, nil
+}
+
+// retryDelay is backoff, or the Retry-After of err's answer when longer.
+func retryDelay(err error, backoff time.Duration) time.Duration {
+	var he *HostError
+	if errors.As(err, &he) && he.RetryAfter > backoff {
+		return he.RetryAfter
+	}
+	return backoff
 }
 
 func retryable(err error) bool {

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"strconv"
+	"time"
 
 	"github.com/sortie-run/sortie"
 	"github.com/sortie-run/sortie/wire"
@@ -20,7 +22,11 @@ var ErrUnauthenticated = errors.New("unauthenticated")
 type HostError struct {
 	Status int
 	Detail wire.ErrorDetail
-	err    error
+	// RetryAfter is the answer's Retry-After (delay-seconds or an
+	// HTTP-date), 0 when it has none: how long the host asks a client to
+	// wait before trying again (429 throttled, 503 unavailable).
+	RetryAfter time.Duration
+	err        error
 }
 
 func (e *HostError) Error() string {
@@ -38,7 +44,31 @@ func decodeError(resp *http.Response) error {
 	if !ok {
 		d = wire.ErrorDetail{Code: http.StatusText(resp.StatusCode), Message: "no error body"}
 	}
-	return detailError(resp.StatusCode, d)
+	err := detailError(resp.StatusCode, d)
+	var he *HostError
+	if errors.As(err, &he) {
+		he.RetryAfter = retryAfter(resp.Header.Get("Retry-After"), time.Now())
+	}
+	return err
+}
+
+// maxRetryAfter caps the wait a Retry-After can ask for.
+const maxRetryAfter = time.Minute
+
+// retryAfter reads a Retry-After header (RFC 9110: delay-seconds or an
+// HTTP-date) as a duration from now, at most a minute; 0 when absent or
+// unreadable.
+func retryAfter(v string, now time.Time) time.Duration {
+	if v == "" {
+		return 0
+	}
+	if s, err := strconv.Atoi(v); err == nil {
+		return min(time.Duration(max(s, 0))*time.Second, maxRetryAfter)
+	}
+	if t, err := http.ParseTime(v); err == nil {
+		return min(max(t.Sub(now), 0), maxRetryAfter)
+	}
+	return 0
 }
 
 func detailError(status int, d wire.ErrorDetail) error {

@@ -1,0 +1,55 @@
+package telemetry
+
+import (
+	"context"
+	"fmt"
+
+	"go.opentelemetry.io/otel"
+	"go.opentelemetry.io/otel/exporters/otlp/otlpmetric/otlpmetrichttp"
+	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
+)
+
+// Metrics is a host's meter provider.
+type Metrics struct {
+	mp *sdkmetric.MeterProvider
+}
+
+// StartMetrics sets the global meter provider of a host (`sortie serve`):
+// it reads the instruments of every package (the server's throttling and
+// unavailability counters, ...) into readers (a test's manual reader; a
+// Prometheus exporter for a /metrics endpoint) and, when
+// [Enabled]("METRICS"), a periodic OTLP/HTTP exporter (every
+// OTEL_METRIC_EXPORT_INTERVAL ms, default 60 s). Instruments made before
+// it record from then on. It fails only when the OTLP exporter cannot be
+// made from the environment. The caller calls Shutdown before exiting.
+func StartMetrics(ctx context.Context, readers ...sdkmetric.Reader) (*Metrics, error) {
+	var opts []sdkmetric.Option
+	for _, r := range readers {
+		opts = append(opts, sdkmetric.WithReader(r))
+	}
+	if Enabled("METRICS") {
+		exp, err := otlpmetrichttp.New(ctx)
+		if err != nil {
+			return nil, fmt.Errorf("metrics: OTLP exporter: %w", err)
+		}
+		opts = append(opts, sdkmetric.WithReader(sdkmetric.NewPeriodicReader(exp)))
+	}
+	if len(opts) == 0 {
+		return &Metrics{}, nil
+	}
+	defaultServiceName()
+	mp := sdkmetric.NewMeterProvider(opts...)
+	otel.SetMeterProvider(mp)
+	return &Metrics{mp: mp}, nil
+}
+
+// Shutdown exports what the readers hold and stops them, waiting at most
+// [ShutdownTimeout].
+func (m *Metrics) Shutdown() {
+	if m.mp == nil {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), ShutdownTimeout)
+	defer cancel()
+	_ = m.mp.Shutdown(ctx)
+}
