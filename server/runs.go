@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 	"slices"
 	"strconv"
@@ -13,7 +14,9 @@ import (
 )
 
 // submit: POST /v1/runs. 201 with the new run, 200 with the run an earlier
-// submission with the same idempotency key made.
+// submission with the same idempotency key made; 429 throttled when
+// Options.MaxSubmits are in flight already (load shed at once, rather
+// than queued where the workers' heartbeats would wait behind them).
 func (s *Server) submit(w http.ResponseWriter, r *http.Request) {
 	var req sortie.SubmitRequest
 	if err := decode(s.schemas, w, r, "submit", maxSubmitBytes, &req); err != nil {
@@ -26,6 +29,13 @@ func (s *Server) submit(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		req.IdempotencyKey = key
+	}
+	select {
+	case s.submits <- struct{}{}:
+		defer func() { <-s.submits }()
+	default:
+		s.writeError(w, r, fmt.Errorf("%d submissions in flight: %w", cap(s.submits), sortie.ErrThrottled))
+		return
 	}
 	run, created, err := s.eng.SubmitCreated(r.Context(), &req)
 	if err != nil {

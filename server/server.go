@@ -71,6 +71,11 @@ type Options struct {
 	KeepAlive time.Duration
 	// MaxWait caps a long poll's wait_ms. Optional; defaults to 30 s.
 	MaxWait time.Duration
+	// MaxSubmits bounds the submissions in flight at once; one more is
+	// answered 429 throttled with Retry-After at once, so a burst beyond
+	// what the control plane takes is shed instead of queued. Optional;
+	// defaults to 256.
+	MaxSubmits int
 	// Logger receives request and error logs. Optional; defaults to
 	// slog.Default().
 	Logger *slog.Logger
@@ -102,6 +107,7 @@ type Server struct {
 	tokens  [][sha256.Size]byte
 	hub     *hub
 	handler http.Handler
+	submits chan struct{} // one token per submission in flight
 
 	drainOnce sync.Once
 	draining  chan struct{}
@@ -129,6 +135,10 @@ func New(opts Options) (*Server, error) {
 	s.opts.FollowPoll = orDefault(opts.FollowPoll, 200*time.Millisecond)
 	s.opts.KeepAlive = orDefault(opts.KeepAlive, 15*time.Second)
 	s.opts.MaxWait = orDefault(opts.MaxWait, 30*time.Second)
+	if s.opts.MaxSubmits <= 0 {
+		s.opts.MaxSubmits = 256
+	}
+	s.submits = make(chan struct{}, s.opts.MaxSubmits)
 	s.hub = newHub(opts.Engine, s.opts.FollowPoll, s.log)
 	s.handler = otelhttp.NewHandler(s.logRequests(s.routes()), "sortie.http",
 		otelhttp.WithPropagators(propagation.TraceContext{}),

@@ -173,3 +173,56 @@ func TestClientHonoursRetryAfter(t *testing.T) {
 		t.Errorf("unkeyed submission sent %d times, want once", len(hits))
 	}
 }
+
+// gatedReserve is a control plane whose Reserve waits for gate.
+type gatedReserve struct {
+	sortie.ControlPlane
+	entered chan struct{}
+	gate    chan struct{}
+}
+
+func (g *gatedReserve) Reserve(ctx context.Context, res *sortie.Reservation) (*sortie.Run, bool, error) {
+	g.entered <- struct{}{}
+	<-g.gate
+	return g.ControlPlane.Reserve(ctx, res)
+}
+
+// Submissions beyond MaxSubmits in flight are shed at once with 429
+// throttled and Retry-After, instead of queued; once one ends, the next
+// is taken.
+func TestSubmissionsBeyondTheLimitAreShed(t *testing.T) {
+	cp := &gatedReserve{ControlPlane: memory.New(), entered: make(chan struct{}, 1), gate: make(chan struct{})}
+	l, err := local.New(&local.Options{InProcess: func(context.Context, *sortie.Invocation) error { return nil }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	engine := sortie.NewEngine(cp, l, probeAgents, nil)
+	srv, err := server.New(server.Options{Engine: engine, MaxSubmits: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := httptest.NewServer(srv)
+	t.Cleanup(func() { h.Close(); engine.Close(); l.Close() })
+	post := func() *http.Response {
+		resp, err := http.Post(h.URL+"/v1/runs", "application/json", strings.NewReader(`{"agent":"probe"}`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		return resp
+	}
+	first := make(chan int)
+	go func() { first <- post().StatusCode }()
+	<-cp.entered
+	if resp := post(); resp.StatusCode != http.StatusTooManyRequests || resp.Header.Get("Retry-After") != "1" {
+		t.Errorf("POST /v1/runs with one submission in flight (limit 1) = %d, Retry-After %q; want 429 with Retry-After 1", resp.StatusCode, resp.Header.Get("Retry-After"))
+	}
+	close(cp.gate)
+	if got := <-first; got != http.StatusCreated {
+		t.Errorf("the submission in flight = %d, want 201", got)
+	}
+	go func() { <-cp.entered }()
+	if resp := post(); resp.StatusCode != http.StatusCreated {
+		t.Errorf("POST /v1/runs after the one in flight ended = %d, want 201", resp.StatusCode)
+	}
+}

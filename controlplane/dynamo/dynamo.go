@@ -47,6 +47,11 @@ type Options struct {
 	// retryer without a client-side retry quota). Optional; defaults to
 	// the one client of New.
 	Liveness API
+	// MaxInFlight bounds the calls other than Liveness's in flight at once
+	// (the others wait their turn), so DynamoDB never queues more than
+	// that many ahead of a heartbeat. Optional, with Liveness only;
+	// defaults to no bound.
+	MaxInFlight int
 	// MaxTries bounds the tries of one call that keeps losing conditional
 	// writes to other writers (each loss means another writer made
 	// progress). Optional; defaults to 100.
@@ -92,6 +97,8 @@ func New(db API, table string, opts *Options) (*ControlPlane, error) {
 		return nil, sortie.Invalidf("client", "a DynamoDB client is required")
 	case len(table) < 3 || len(table) > 255:
 		return nil, sortie.Invalidf("table", "%q must be 3-255 characters", table)
+	case o.MaxInFlight < 0:
+		return nil, sortie.Invalidf("max_in_flight", "%d is negative", o.MaxInFlight)
 	case o.MaxTries < 0:
 		return nil, sortie.Invalidf("max_tries", "%d is negative", o.MaxTries)
 	}
@@ -102,7 +109,11 @@ func New(db API, table string, opts *Options) (*ControlPlane, error) {
 	c := &ControlPlane{table: table, tokens: tokens, now: o.Now, maxTries: o.MaxTries}
 	var api API = db
 	if o.Liveness != nil {
-		api = byPriority{normal: db, liveness: o.Liveness}
+		p := byPriority{normal: db, liveness: o.Liveness}
+		if o.MaxInFlight > 0 {
+			p.slots = make(chan struct{}, o.MaxInFlight)
+		}
+		api = p
 	}
 	c.db = retryAPI{API: api, units: &c.units}
 	if c.now == nil {

@@ -112,7 +112,7 @@ func OpenWith(ctx context.Context, awsCfg aws.Config, cfg Config) (*Host, error)
 		return nil, err
 	}
 	db, liveness := dynamoClients(awsCfg, cfg.DynamoEndpoint)
-	if h.ControlPlane, err = dynamo.New(db, cfg.Table, &dynamo.Options{PageTokenKey: key, Liveness: liveness}); err != nil {
+	if h.ControlPlane, err = dynamo.New(db, cfg.Table, &dynamo.Options{PageTokenKey: key, Liveness: liveness, MaxInFlight: maxInFlight}); err != nil {
 		return nil, fmt.Errorf("awshost: control plane: %w", err)
 	}
 	if h.keeper, err = h.openKeyring(); err != nil {
@@ -130,6 +130,10 @@ const (
 	maxBackoff         = time.Second
 	livenessMaxBackoff = 500 * time.Millisecond
 	livenessAttempts   = 5
+	// maxInFlight bounds a host's DynamoDB calls in flight but the
+	// liveness client's, so DynamoDB never queues more than that ahead
+	// of a heartbeat.
+	maxInFlight = 64
 )
 
 // dynamoClients returns the host's two DynamoDB clients, each with a
