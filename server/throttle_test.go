@@ -17,7 +17,6 @@ import (
 
 	"github.com/sortie-run/sortie"
 	"github.com/sortie-run/sortie/controlplane/memory"
-	"github.com/sortie-run/sortie/host/telemetry"
 	"github.com/sortie-run/sortie/launchers/local"
 	"github.com/sortie-run/sortie/server"
 	"github.com/sortie-run/sortie/server/httpengine"
@@ -93,11 +92,8 @@ func counts(t *testing.T, r *sdkmetric.ManualReader) map[string]int64 {
 func TestThrottledAndUnavailableAnswers(t *testing.T) {
 	reader := sdkmetric.NewManualReader()
 	prev := otel.GetMeterProvider()
-	m, err := telemetry.StartMetrics(context.Background(), reader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { m.Shutdown(); otel.SetMeterProvider(prev) })
+	otel.SetMeterProvider(sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader)))
+	t.Cleanup(func() { otel.SetMeterProvider(prev) })
 	cp, h := newFaultyServer(t)
 	for _, c := range []struct {
 		err    error

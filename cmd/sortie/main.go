@@ -13,6 +13,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/sortie-run/sortie"
+	"github.com/sortie-run/sortie/host"
 	"github.com/sortie-run/sortie/host/telemetry"
 )
 
@@ -49,7 +50,7 @@ func execute(ctx context.Context, args []string) int {
 		return 2
 	}
 	defer tracing.Shutdown()
-	metrics, err := telemetry.StartMetrics(ctx)
+	metrics, err := host.StartMetrics(ctx)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "sortie:", err)
 		return 2

@@ -34,7 +34,11 @@ import (
 // the window DynamoDB and Lambda throttle a share of calls, the running
 // attempts heartbeating meanwhile.
 type load struct {
+	// rate is submissions per second; 0 for a closed loop of conc
+	// submitters, each sending its next once answered: the suite's, which
+	// a loaded machine slows without overloading.
 	rate     int
+	conc     int
 	window   time.Duration
 	attempts int
 	share    float64
@@ -62,7 +66,7 @@ func pressureLoad() load {
 	if os.Getenv("SORTIE_PRESSURE_FULL") != "" {
 		return load{rate: 200, window: 10 * time.Second, attempts: 50, share: 0.3, after: 50}
 	}
-	return load{rate: 30, window: 3 * time.Second, attempts: 10, share: 0.3, after: 30}
+	return load{conc: 8, window: 3 * time.Second, attempts: 10, share: 0.3}
 }
 
 // leaseMs is the hold runs' lease, in ms.
@@ -215,10 +219,12 @@ type submitter struct {
 	wg      sync.WaitGroup
 }
 
+var pressureClient = &http.Client{Timeout: 60 * time.Second, Transport: &http.Transport{MaxIdleConnsPerHost: 256}}
+
+// run paces submissions at s.rate until stop is closed.
 func (s *submitter) run(url string, stop <-chan struct{}) {
-	client := &http.Client{Timeout: 60 * time.Second, Transport: &http.Transport{MaxIdleConnsPerHost: 256}}
 	next := time.Now()
-	for n := 0; ; n++ {
+	for {
 		next = next.Add(time.Second / time.Duration(s.rate.Load()))
 		select {
 		case <-stop:
@@ -226,21 +232,42 @@ func (s *submitter) run(url string, stop <-chan struct{}) {
 		case <-time.After(time.Until(next)): // the load's pace
 		}
 		s.sent.Add(1)
+		s.wg.Go(func() { s.submit(url) })
+	}
+}
+
+// loop runs conc submitters, each sending its next submission once the
+// last is answered, until stop is closed.
+func (s *submitter) loop(url string, conc int, stop <-chan struct{}) {
+	for range conc {
 		s.wg.Go(func() {
-			req, _ := http.NewRequest(http.MethodPost, url+"/v1/runs", strings.NewReader(`{"agent":"load"}`))
-			req.Header.Set("Content-Type", "application/json")
-			req.Header.Set(wire.IdempotencyKeyHeader, fmt.Sprintf("pressure-%d-%d", time.Now().UnixNano(), n))
-			a := answer{sent: time.Now()}
-			if resp, err := client.Do(req); err == nil {
-				_, _ = io.Copy(io.Discard, resp.Body)
-				resp.Body.Close()
-				a.status = resp.StatusCode
+			for {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				s.sent.Add(1)
+				s.submit(url)
 			}
-			s.mu.Lock()
-			s.answers = append(s.answers, a)
-			s.mu.Unlock()
 		})
 	}
+}
+
+// submit sends one keyed submission and keeps its answer.
+func (s *submitter) submit(url string) {
+	req, _ := http.NewRequest(http.MethodPost, url+"/v1/runs", strings.NewReader(`{"agent":"load"}`))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set(wire.IdempotencyKeyHeader, fmt.Sprintf("pressure-%d-%d", time.Now().UnixNano(), s.sent.Load()))
+	a := answer{sent: time.Now()}
+	if resp, err := pressureClient.Do(req); err == nil {
+		_, _ = io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		a.status = resp.StatusCode
+	}
+	s.mu.Lock()
+	s.answers = append(s.answers, a)
+	s.mu.Unlock()
 }
 
 // answered returns how many submissions were answered.
@@ -314,7 +341,11 @@ func TestThrottlingKeepsLeasesAndAnswers(t *testing.T) {
 	var sub submitter
 	sub.rate.Store(int64(l.rate))
 	stop := make(chan struct{})
-	go sub.run(r.api.URL, stop)
+	if l.rate > 0 {
+		go sub.run(r.api.URL, stop)
+	} else {
+		sub.loop(r.api.URL, l.conc, stop)
+	}
 	r.proxy.faults.set(l.share)
 	r.lambda.faults.set(l.share)
 	began := time.Now()
@@ -322,7 +353,9 @@ func TestThrottlingKeepsLeasesAndAnswers(t *testing.T) {
 	r.proxy.faults.set(0)
 	r.lambda.faults.set(0)
 	faultsOff := time.Now()
-	sub.rate.Store(int64(l.after))
+	if l.after > 0 {
+		sub.rate.Store(int64(l.after))
+	}
 	time.Sleep(recoveryBound + time.Second) // the load goes on past the bound
 	close(stop)
 	testwait.UntilReport(t, "every submission answered", 120*time.Second, func() (bool, string) {
@@ -344,8 +377,8 @@ func TestThrottlingKeepsLeasesAndAnswers(t *testing.T) {
 		b.mu.Unlock()
 	}
 	passed, refused := r.proxy.counts()
-	t.Logf("load: %d submissions/s asked (%d/s after the faults), %d sent in %v (%v with faults); statuses %v; recovery %v after the faults ended; longest heartbeat gap %v (lease 5s) over %d attempts; DynamoDB calls passed %v, throttled %v; Lambda invokes %d, throttled %d",
-		l.rate, l.after, len(sub.answers), time.Since(began).Round(time.Millisecond), l.window, statuses, recovery.Round(time.Millisecond), maxGap.Round(time.Millisecond),
+	t.Logf("load: %d submissions/s asked (%d/s after the faults; 0: %d submitters in a closed loop), %d sent in %v (%v with faults); statuses %v; recovery %v after the faults ended; longest heartbeat gap %v (lease 5s) over %d attempts; DynamoDB calls passed %v, throttled %v; Lambda invokes %d, throttled %d",
+		l.rate, l.after, l.conc, len(sub.answers), time.Since(began).Round(time.Millisecond), l.window, statuses, recovery.Round(time.Millisecond), maxGap.Round(time.Millisecond),
 		l.attempts, passed, refused, r.lambda.invokes.Load(), r.lambda.refused.Load())
 	for _, s := range statusList(statuses) {
 		if s != http.StatusCreated && s != http.StatusOK && s != http.StatusTooManyRequests {

@@ -63,7 +63,7 @@ func start(processor func(sdktrace.SpanExporter) sdktrace.SpanProcessor) (*Traci
 	if err != nil {
 		return nil, fmt.Errorf("tracing: OTLP exporter: %w", err)
 	}
-	defaultServiceName()
+	DefaultServiceName()
 	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(processor(exp)))
 	otel.SetTracerProvider(tp)
 	return &Tracing{tp: tp}, nil
@@ -89,10 +89,10 @@ func (t *Tracing) Shutdown() {
 	_ = t.tp.Shutdown(ctx)
 }
 
-// defaultServiceName names the service "sortie" when neither
+// DefaultServiceName names the service "sortie" when neither
 // OTEL_SERVICE_NAME nor OTEL_RESOURCE_ATTRIBUTES does, before the SDK
 // reads them into its default resource.
-func defaultServiceName() {
+func DefaultServiceName() {
 	if os.Getenv("OTEL_SERVICE_NAME") == "" && !strings.Contains(os.Getenv("OTEL_RESOURCE_ATTRIBUTES"), "service.name=") {
 		_ = os.Setenv("OTEL_SERVICE_NAME", "sortie")
 	}

@@ -1,6 +1,7 @@
 // Package otlptest is an OTLP/HTTP traces receiver on loopback for tests:
 // a real HTTP server decoding the protobuf requests exporters post to
-// /v1/traces (gzip or not), keeping every span.
+// /v1/traces (gzip or not), keeping every span; it answers other signals'
+// requests (/v1/metrics) without reading them.
 package otlptest
 
 import (
@@ -42,6 +43,9 @@ type Collector struct {
 func Start(t T) *Collector {
 	c := &Collector{}
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path != "/v1/traces" {
+			return // metrics and logs: taken, not kept
+		}
 		var body io.Reader = r.Body
 		if r.Header.Get("Content-Encoding") == "gzip" {
 			zr, err := gzip.NewReader(r.Body)
@@ -53,7 +57,7 @@ func Start(t T) *Collector {
 		}
 		b, _ := io.ReadAll(body)
 		var req coltrace.ExportTraceServiceRequest
-		if err := proto.Unmarshal(b, &req); err != nil || r.URL.Path != "/v1/traces" {
+		if err := proto.Unmarshal(b, &req); err != nil {
 			t.Errorf("otlptest: %s %s: decode OTLP request: %v", r.Method, r.URL.Path, err)
 			http.Error(w, "bad request", http.StatusBadRequest)
 			return

@@ -1,4 +1,4 @@
-package telemetry
+package host
 
 import (
 	"context"
@@ -7,6 +7,8 @@ import (
 	"go.opentelemetry.io/otel"
 	"go.opentelemetry.io/otel/exporters/otlp/otlpmetric/otlpmetrichttp"
 	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
+
+	"github.com/sortie-run/sortie/host/telemetry"
 )
 
 // Metrics is a host's meter provider.
@@ -14,11 +16,13 @@ type Metrics struct {
 	mp *sdkmetric.MeterProvider
 }
 
-// StartMetrics sets the global meter provider of a host (`sortie serve`):
+// StartMetrics sets the global meter provider of a host (`sortie serve`);
+// it lives here, not in host/telemetry, because the OTLP metrics exporter
+// links gRPC, which the Lambda bootstrap must not:
 // it reads the instruments of every package (the server's throttling and
 // unavailability counters, ...) into readers (a test's manual reader; a
 // Prometheus exporter for a /metrics endpoint) and, when
-// [Enabled]("METRICS"), a periodic OTLP/HTTP exporter (every
+// telemetry.Enabled("METRICS"), a periodic OTLP/HTTP exporter (every
 // OTEL_METRIC_EXPORT_INTERVAL ms, default 60 s). Instruments made before
 // it record from then on. It fails only when the OTLP exporter cannot be
 // made from the environment. The caller calls Shutdown before exiting.
@@ -27,7 +31,7 @@ func StartMetrics(ctx context.Context, readers ...sdkmetric.Reader) (*Metrics, e
 	for _, r := range readers {
 		opts = append(opts, sdkmetric.WithReader(r))
 	}
-	if Enabled("METRICS") {
+	if telemetry.Enabled("METRICS") {
 		exp, err := otlpmetrichttp.New(ctx)
 		if err != nil {
 			return nil, fmt.Errorf("metrics: OTLP exporter: %w", err)
@@ -37,19 +41,19 @@ func StartMetrics(ctx context.Context, readers ...sdkmetric.Reader) (*Metrics, e
 	if len(opts) == 0 {
 		return &Metrics{}, nil
 	}
-	defaultServiceName()
+	telemetry.DefaultServiceName()
 	mp := sdkmetric.NewMeterProvider(opts...)
 	otel.SetMeterProvider(mp)
 	return &Metrics{mp: mp}, nil
 }
 
 // Shutdown exports what the readers hold and stops them, waiting at most
-// [ShutdownTimeout].
+// telemetry.ShutdownTimeout.
 func (m *Metrics) Shutdown() {
 	if m.mp == nil {
 		return
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), ShutdownTimeout)
+	ctx, cancel := context.WithTimeout(context.Background(), telemetry.ShutdownTimeout)
 	defer cancel()
 	_ = m.mp.Shutdown(ctx)
 }
