@@ -144,7 +144,9 @@ func TestReconcileOnceStartsTheNextAttempt(t *testing.T) {
 	c := newCLI(t)
 	cp := c.store()
 	id := c.submit("probe", "--policy", `{"heartbeat_ms":200,"lease_ms":800,"backoff_ms":300,"cancel_timeout_ms":1000}`,
-		"--var", "events=3", "--var", "interval_ms=100", "--var", "fail_attempts=0")
+		"--var", "events=3", "--var", "interval_ms=600", "--var", "fail_attempts=0")
+	// The worker is stopped after its second event: the third comes 600 ms
+	// later, time enough for a loaded machine to stop it first.
 	pid := workerPID(t, c, cp, id, 1)
 	if err := syscall.Kill(-pid, syscall.SIGSTOP); err != nil {
 		t.Fatalf("stop worker %d: %v", pid, err)
