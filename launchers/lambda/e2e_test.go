@@ -6,6 +6,7 @@ import (
 	"errors"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 
@@ -71,26 +72,27 @@ func TestHandlerPanic(t *testing.T) {
 	}
 }
 
-// An invocation over MaxPayloadBytes is refused before sending, naming the
-// limit; the engine fails the run with that reason and nothing runs.
+// A submission whose invocation would be over MaxPayloadBytes is refused at
+// submit, naming the variable and the limit, and nothing is stored; Start
+// itself still refuses an oversize invocation before sending (a resume can
+// grow one after submit).
 func TestPayloadOverLimit(t *testing.T) {
 	table, cp := newTable(t)
 	r := startRIE(t, 60, fnEnv(table))
 	l := newLauncher(t, r, lambda.Options{MaxPayloadBytes: 4096})
 	e := newEngine(t, cp, &serial{l: l})
 	big := strings.Repeat("x", 8192)
-	run := submit(t, e, map[string]any{"events": 1, "output": big}, sortie.Policy{}, nil)
-	run = waitRun(t, cp, run.ID, "the run to settle", settled)
-	if run.State != sortie.StateFailed || run.Error == nil || run.Error.Type != sortie.ErrorTypeLaunch || run.Error.Retryable ||
-		!strings.Contains(run.Error.Message, "limit of 4096 bytes") {
-		t.Fatalf("run = %s error %+v, want failed with a non-retryable launch error naming 4096 bytes", run.State, run.Error)
-	}
-	if a := run.Current(); a.Claimed() {
-		t.Errorf("attempt 1 was claimed by %q; want nothing executed", a.Owner)
-	}
-	inv := &sortie.Invocation{Version: sortie.InvocationVersion, RunID: run.ID, Attempt: 1, LaunchID: "x", Variables: json.RawMessage(`{"output":"` + big + `"}`)}
-	_, err := l.Start(context.Background(), inv)
+	vars, _ := json.Marshal(map[string]any{"events": 1, "output": big})
+	_, err := e.Submit(context.Background(), &sortie.SubmitRequest{Agent: "probe", Variables: vars})
 	var ve *sortie.ValidationError
+	if !errors.Is(err, sortie.ErrInvalidArgument) || !errors.As(err, &ve) || ve.Field != "variables.output" || !strings.Contains(err.Error(), "4096") {
+		t.Fatalf("Submit(8 KB variable, limit 4096) = %v, want a *sortie.ValidationError of field variables.output naming 4096", err)
+	}
+	if page, err := cp.List(context.Background(), sortie.ListQuery{}); err != nil || len(page.Runs) != 0 {
+		t.Fatalf("List after the refused submit = %d runs, %v; want none stored", len(page.Runs), err)
+	}
+	inv := &sortie.Invocation{Version: sortie.InvocationVersion, RunID: sortie.NewRunID(time.Now()), Attempt: 1, LaunchID: "x", Variables: json.RawMessage(`{"output":"` + big + `"}`)}
+	_, err = l.Start(context.Background(), inv)
 	if !errors.Is(err, sortie.ErrInvalidArgument) || !errors.As(err, &ve) || ve.Field != "invocation" {
 		t.Errorf("Start(8 KB invocation, limit 4096) = %v, want a *sortie.ValidationError of field invocation", err)
 	}
