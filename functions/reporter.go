@@ -1,6 +1,7 @@
 package functions
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -116,15 +117,18 @@ type streamReporter struct {
 func (r *streamReporter) Claim(context.Context) error             { return nil }
 func (r *streamReporter) Heartbeat(context.Context) (bool, error) { return false, nil }
 
+// Events writes the events' lines in one Write call.
 func (r *streamReporter) Events(_ context.Context, events []sortie.Event) error {
-	r.mu.Lock()
-	defer r.mu.Unlock()
+	var buf bytes.Buffer
 	for i := range events {
-		if err := WriteMessage(r.w, &sortie.Message{Event: &events[i]}); err != nil {
+		if err := WriteMessage(&buf, &sortie.Message{Event: &events[i]}); err != nil {
 			return err
 		}
 	}
-	return nil
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	_, err := r.w.Write(buf.Bytes())
+	return err
 }
 
 func (r *streamReporter) Finish(_ context.Context, o sortie.Outcome) error {

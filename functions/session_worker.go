@@ -5,7 +5,13 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"time"
 )
+
+// sessionEventWindow is how long a session worker gathers events before it
+// writes them, in one write: short, as the host batches them again for
+// its reporter.
+const sessionEventWindow = time.Millisecond
 
 // errSessionEnded is the cause of an attempt stopped because the session's
 // stdin ended: the host is gone.
@@ -14,7 +20,7 @@ var errSessionEnded = errors.New("the session's stdin ended")
 // ServeSession is the worker side of the [SessionVersion] protocol
 // (`sortie worker --session`): it reads [SessionFrame] lines from stdin and
 // executes each invoked attempt in turn with [NewStreamReporter] on
-// stdout, its events written as they come (the host batches them), until
+// stdout, its events written within a millisecond, in batches, until
 // stdin ends or ctx ends. It claims nothing and opens no configuration:
 // the host does both and sends the opened configuration with the
 // invocation. A cancel frame for the attempt in progress ends its
@@ -104,7 +110,7 @@ func (s *sessionWorker) handle(ctx context.Context, f frameOrErr) error {
 	actx, cancel := context.WithCancelCause(ctx)
 	s.running = &running{launchID: inv.LaunchID, cancel: cancel}
 	w := *s.w
-	w.EventWindow = -1 // written as they come: the host batches
+	w.EventWindow = sessionEventWindow
 	go func() {
 		defer cancel(nil)
 		_, a, err := w.execute(actx, inv, s.out, &opened{cfg: cfg})

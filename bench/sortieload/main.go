@@ -25,7 +25,7 @@ type config struct {
 	name, stateDir, worker, url, prefix, table string
 	cpuProfile                                 string
 	inProcess, serve                           bool
-	n, inFlight, warmup                        int
+	n, inFlight, warmup, events                int
 	timeout                                    time.Duration
 }
 
@@ -41,6 +41,7 @@ func main() {
 	flag.IntVar(&cfg.n, "n", 2000, "measured runs")
 	flag.IntVar(&cfg.inFlight, "c", 32, "runs in flight")
 	flag.IntVar(&cfg.warmup, "warmup", 64, "unmeasured runs first")
+	flag.IntVar(&cfg.events, "events", 0, "events each run emits (the probe's events variable); with events the line also has events/s")
 	flag.DurationVar(&cfg.timeout, "timeout", 5*time.Minute, "deadline for the whole command")
 	flag.StringVar(&cfg.table, "table", "", "print the table of the benchmark lines in this file and exit")
 	flag.StringVar(&cfg.cpuProfile, "cpuprofile", "", "write a CPU profile of the measured runs to this file")
@@ -65,21 +66,25 @@ func run(cfg config) error {
 		return err
 	}
 	defer closeFn()
-	if _, _, err := drive(ctx, client, cfg.prefix+"-warm", cfg.warmup, cfg.inFlight); err != nil {
+	if _, _, err := drive(ctx, client, cfg, cfg.prefix+"-warm", cfg.warmup); err != nil {
 		return fmt.Errorf("warm-up: %w", err)
 	}
 	stop, err := startProfile(cfg.cpuProfile)
 	if err != nil {
 		return err
 	}
-	lat, elapsed, err := drive(ctx, client, cfg.prefix, cfg.n, cfg.inFlight)
+	lat, elapsed, err := drive(ctx, client, cfg, cfg.prefix, cfg.n)
 	stop()
 	if err != nil {
 		return err
 	}
 	slices.Sort(lat)
-	fmt.Printf("Benchmark%sSubmitToResult\t%d\t%d ns/op\t%.2f runs/s\t%.3f p50-ms\t%.3f p99-ms\n", cfg.name,
+	fmt.Printf("Benchmark%sSubmitToResult\t%d\t%d ns/op\t%.2f runs/s\t%.3f p50-ms\t%.3f p99-ms", cfg.name,
 		cfg.n, elapsed.Nanoseconds()/int64(cfg.n), float64(cfg.n)/elapsed.Seconds(), ms(lat[cfg.n/2]), ms(lat[cfg.n*99/100]))
+	if cfg.events > 0 {
+		fmt.Printf("\t%.0f events/s", float64(cfg.n*cfg.events)/elapsed.Seconds())
+	}
+	fmt.Println()
 	return nil
 }
 
@@ -148,20 +153,21 @@ func awaitHealthy(ctx context.Context, hc *http.Client, url string) error {
 	}
 }
 
-// drive makes n runs with keys <prefix>-<i>, inFlight at a time, and
+// drive makes n runs with keys <prefix>-<i>, cfg.inFlight at a time, and
 // returns each one's submit→result latency and the wall time of all.
-func drive(ctx context.Context, c *sortie.Client, prefix string, n, inFlight int) ([]time.Duration, time.Duration, error) {
+func drive(ctx context.Context, c *sortie.Client, cfg config, prefix string, n int) ([]time.Duration, time.Duration, error) {
+	vars := json.RawMessage(fmt.Sprintf(`{"events":%d}`, cfg.events))
 	lat := make([]time.Duration, n)
 	var next atomic.Int64
 	var wg sync.WaitGroup
 	var once sync.Once
 	var first error
 	start := time.Now()
-	for range inFlight {
+	for range cfg.inFlight {
 		wg.Go(func() {
 			for i := next.Add(1) - 1; i < int64(n); i = next.Add(1) - 1 {
 				t0 := time.Now()
-				if err := submitAndWait(ctx, c, fmt.Sprintf("%s-%d", prefix, i)); err != nil {
+				if err := submitAndWait(ctx, c, fmt.Sprintf("%s-%d", prefix, i), vars); err != nil {
 					once.Do(func() { first = err })
 					return
 				}
@@ -173,9 +179,9 @@ func drive(ctx context.Context, c *sortie.Client, prefix string, n, inFlight int
 	return lat, time.Since(start), first
 }
 
-// submitAndWait submits one probe run without events and waits for it.
-func submitAndWait(ctx context.Context, c *sortie.Client, key string) error {
-	run, err := c.Submit(ctx, &sortie.SubmitRequest{Agent: "probe", IdempotencyKey: key, Variables: json.RawMessage(`{"events":0}`)})
+// submitAndWait submits one probe run with vars and waits for it.
+func submitAndWait(ctx context.Context, c *sortie.Client, key string, vars json.RawMessage) error {
+	run, err := c.Submit(ctx, &sortie.SubmitRequest{Agent: "probe", IdempotencyKey: key, Variables: vars})
 	if err != nil {
 		return err
 	}
