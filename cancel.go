@@ -2,6 +2,7 @@ package sortie
 
 import (
 	"context"
+	"errors"
 	"time"
 )
 
@@ -30,6 +31,9 @@ func (e *Engine) Cancel(ctx context.Context, id RunID, reason string) (*Run, err
 		return nil, err
 	}
 	run, err := e.cp.RequestCancel(ctx, id, reason)
+	if errors.Is(err, ErrUnavailable) {
+		run, err = e.cancelBlocked(ctx, id, reason, err)
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -44,6 +48,27 @@ func (e *Engine) Cancel(ctx context.Context, id RunID, reason string) (*Run, err
 		e.armCancelTimeout(run)
 	}
 	return e.priced(run.Clone()), nil
+}
+
+// cancelBlocked handles a cancel request the control plane could not
+// record because it was busy: a worker frozen inside one of its writes
+// (holding a SQLite file's write lock) holds back every writer, the cancel
+// included. Reads go on, so it stops the run's live compute (within the
+// cancel timeout), which releases the lock, and records the request again.
+// Without a live compute to stop it returns cause.
+func (e *Engine) cancelBlocked(ctx context.Context, id RunID, reason string, cause error) (*Run, error) {
+	run, err := e.cp.Get(ctx, id)
+	c, ok := e.launcher.(Canceler)
+	if err != nil || !ok || run.Current() == nil || run.Current().Ref == nil || run.Current().Ended() {
+		return nil, cause
+	}
+	e.log.Warn("cancel: the control plane is busy; stopping the run's compute first", "run", id, "err", cause)
+	sctx, cancel := context.WithTimeout(ctx, run.Policy.CancelTimeout())
+	defer cancel()
+	if err := c.Cancel(sctx, *run.Current().Ref); err != nil {
+		return nil, errors.Join(cause, err)
+	}
+	return e.cp.RequestCancel(ctx, id, reason)
 }
 
 // CancelTimeout returns CancelTimeoutMs as a duration, or the default

@@ -59,7 +59,7 @@ func TestGCPContainerEnvironment(t *testing.T) {
 		required []string
 	}{
 		{"google_cloud_run_v2_job.worker", jobTask, fncloudrun.ModeJob, nil},
-		{"google_cloud_run_v2_service.worker", svc, fncloudrun.ModeService, []string{fncloudrun.EnvAudience}},
+		{"google_cloud_run_v2_service.worker", svc, fncloudrun.ModeService, []string{fncloudrun.EnvAudience, fncloudrun.EnvCallers}},
 	}
 	// Every container opens inline configuration with the key, and may
 	// reach the table by federation or, as a fallback, a stored key.
@@ -256,5 +256,41 @@ func TestGCPKeyGrants(t *testing.T) {
 	wantGKE := []string{"google_service_account.launcher.name", "roles/iam.workloadIdentityUser", "serviceAccount:${var.project}.svc.id.goog[${each.value}]"}
 	if d := cmp.Diff(wantGKE, got); d != "" {
 		t.Errorf("google_service_account_iam_member.host_gke (service account, role, member) (-want +module):\n%s", d)
+	}
+}
+
+// TestGCPServiceMode checks the service's place: attempts run on the Job
+// by default (the service is deployed for attempts only with var.service,
+// or for an Eventarc trigger's events), a service that runs attempts keeps
+// at least one instance, and its ID-token check takes the launchers' and
+// Eventarc's accounts as its callers.
+func TestGCPServiceMode(t *testing.T) {
+	m := parseModule(t, "gcp")
+	svc := m.block(t, "resource", "google_cloud_run_v2_service", "worker")
+	if got := m.str(svc, "count"); got != "local.service_enabled ? 1 : 0" {
+		t.Errorf("google_cloud_run_v2_service.worker count = %q, want local.service_enabled ? 1 : 0", got)
+	}
+	if got := m.text(m.local("service_enabled")); got != "var.service || var.eventarc != null" {
+		t.Errorf("local.service_enabled = %q, want var.service || var.eventarc != null", got)
+	}
+	if got := m.str(m.variable(t, "service"), "default"); got != "false" {
+		t.Errorf("variable service default = %s, want false (attempts on the Job)", got)
+	}
+	if got := m.str(m.variable(t, "service_min_instances"), "default"); got != "1" {
+		t.Errorf("variable service_min_instances default = %s, want 1", got)
+	}
+	scaling := child(t, child(t, svc, "template"), "scaling")
+	if got := m.str(scaling, "min_instance_count"); got != "var.service ? var.service_min_instances : 0" {
+		t.Errorf("service scaling.min_instance_count = %q, want var.service ? var.service_min_instances : 0", got)
+	}
+	env := m.containerEnv(t, child(t, child(t, svc, "template"), "containers"))
+	if got := env[fncloudrun.EnvCallers]; got != `join(",", local.service_callers)` {
+		t.Errorf("service %s = %s, want join(\",\", local.service_callers)", fncloudrun.EnvCallers, got)
+	}
+	callers := m.text(m.local("service_callers"))
+	for _, want := range []string{"local.launchers", "google_service_account.eventarc[0].email"} {
+		if !strings.Contains(callers, want) {
+			t.Errorf("local.service_callers = %s, want it to take %s", callers, want)
+		}
 	}
 }

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -136,24 +137,46 @@ func TestCancelStopsWorker(t *testing.T) {
 	}
 }
 
+// freezeBetweenWrites stops the worker's process group (SIGSTOP) at a
+// moment it holds no write lock on the state: a worker frozen inside one
+// of its writes would hold every other writer back until it is killed. A
+// write of the test's own (a cancel of a run that does not exist) that
+// gets past the lock proves it; otherwise the worker is let go until its
+// next write and frozen again.
+func freezeBetweenWrites(t *testing.T, c *cli, pid int) {
+	t.Helper()
+	probe, err := sqlite.Open(filepath.Join(c.state, "sortie.db"), &sqlite.Options{BusyTimeout: 100 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer probe.Close()
+	waitFor(t, "the worker frozen between writes", waitLong, func() bool {
+		if err := syscall.Kill(-pid, syscall.SIGSTOP); err != nil {
+			t.Fatalf("stop worker %d: %v", pid, err)
+		}
+		_, err := probe.RequestCancel(context.Background(), sortie.NewRunID(time.Now()), "")
+		if errors.Is(err, sortie.ErrNotFound) {
+			return true
+		}
+		syscall.Kill(-pid, syscall.SIGCONT)
+		return false
+	})
+}
+
 // A frozen worker (alive, not heartbeating) loses its lease; one `sortie
 // reconcile --once` ends attempt 1 (lease_expired), stops the frozen
-// process, waits for the backoff and launches attempt 2, which completes;
-// get no longer shows attempt 1's error on the run meanwhile.
+// process, waits for the backoff and launches attempt 2; get no longer
+// shows attempt 1's error on the run meanwhile.
 func TestReconcileOnceStartsTheNextAttempt(t *testing.T) {
 	c := newCLI(t)
 	cp := c.store()
-	id := c.submit("probe", "--policy", `{"heartbeat_ms":200,"lease_ms":800,"backoff_ms":300,"cancel_timeout_ms":1000}`,
-		"--var", "events=3", "--var", "interval_ms=600", "--var", "fail_attempts=0")
-	// The worker is stopped after its second event: the third comes 600 ms
-	// later, time enough for a loaded machine to stop it first.
+	id := c.submit("probe", "--policy", `{"heartbeat_ms":1000,"lease_ms":3000,"backoff_ms":300,"cancel_timeout_ms":1000}`,
+		"--var", "until_cancelled=true", "--var", "interval_ms=100")
 	pid := workerPID(t, c, cp, id, 1)
-	if err := syscall.Kill(-pid, syscall.SIGSTOP); err != nil {
-		t.Fatalf("stop worker %d: %v", pid, err)
-	}
+	freezeBetweenWrites(t, c, pid)
 	waitFor(t, "attempt 1's lease to expire", waitLong, func() bool {
-		run := c.get(id)
-		return run.LeaseExpiresMs != 0 && run.LeaseExpiresMs < time.Now().UnixMilli()
+		run, err := cp.Get(context.Background(), id)
+		return err == nil && run.LeaseExpiresMs != 0 && run.LeaseExpiresMs < time.Now().UnixMilli()
 	})
 	if r := c.run("reconcile", "--once"); r.code != 0 {
 		t.Fatalf("sortie reconcile --once: exit %d: %s", r.code, r.stderr)
@@ -164,5 +187,8 @@ func TestReconcileOnceStartsTheNextAttempt(t *testing.T) {
 			run.Attempt, run.Attempts[0].Error, run.Error)
 	}
 	waitFor(t, "the frozen worker to be killed", waitLong, func() bool { return !alive(pid) })
-	waitFor(t, "attempt 2 to complete", waitLong, func() bool { return c.get(id).State == sortie.StateCompleted })
+	waitFor(t, "attempt 2 to run", waitLong, func() bool { return c.get(id).Attempts[1].Claimed() })
+	if r := c.run("cancel", string(id)); r.code != 0 {
+		t.Fatalf("sortie cancel: exit %d: %s", r.code, r.stderr)
+	}
 }

@@ -86,9 +86,17 @@ const (
 	// EnvPort is the port service mode listens on (Cloud Run sets it).
 	// Optional; defaults to 8080.
 	EnvPort = "PORT"
-	// EnvAudience is the audience a caller's Google ID token must carry in
-	// service mode: the service's URL. Required in service mode.
+	// EnvAudience is the audiences a caller's Google ID token may carry in
+	// service mode, comma-separated: the service's URLs (its deterministic
+	// https://SERVICE-PROJECT_NUMBER.REGION.run.app) and custom audiences;
+	// the run.app URL a request arrives on is accepted too (see
+	// [IDTokenVerifier]). Required in service mode.
 	EnvAudience = "SORTIE_SERVICE_AUDIENCE"
+	// EnvCallers is the allowlist of callers in service mode,
+	// comma-separated emails of the service accounts (the launching
+	// hosts', Eventarc's) whose ID tokens are accepted. Required in service
+	// mode.
+	EnvCallers = "SORTIE_SERVICE_CALLERS"
 	// EnvExecution is the execution name Cloud Run gives a job's container
 	// (CLOUD_RUN_EXECUTION); it names the worker in claims. Optional.
 	EnvExecution = "CLOUD_RUN_EXECUTION"
@@ -119,10 +127,12 @@ const MaxEnvValueBytes = 32 << 10
 
 // Env is the container's configuration, read by [LoadEnv].
 type Env struct {
-	Mode, SQLitePath, Execution, Port, Audience string
-	DynamoTable, DynamoEndpoint                 string
-	AWSRoleARN, AWSTokenAudience                string
-	TriggerRules, Job                           string
+	Mode, SQLitePath, Execution, Port string
+	// Audiences and Callers are [EnvAudience] and [EnvCallers].
+	Audiences, Callers           []string
+	DynamoTable, DynamoEndpoint  string
+	AWSRoleARN, AWSTokenAudience string
+	TriggerRules, Job            string
 	// KMSKeys are the keyring's (ID, Cloud KMS key name) pairs, primary
 	// first; KMSEndpoint overrides the Cloud KMS endpoint.
 	KMSKeys     [][2]string
@@ -150,7 +160,7 @@ type Env struct {
 // A job's billed time is counted from this call.
 func LoadEnv(getenv func(string) string) (*Env, error) {
 	e := &Env{started: time.Now(), Mode: getenv(EnvMode), SQLitePath: getenv(EnvSQLitePath), Execution: getenv(EnvExecution), Invocation: getenv(EnvInvocation),
-		Port: getenv(EnvPort), Audience: getenv(EnvAudience),
+		Port: getenv(EnvPort), Audiences: list(getenv(EnvAudience)), Callers: list(getenv(EnvCallers)),
 		DynamoTable: getenv(EnvDynamoTable), DynamoEndpoint: getenv(EnvDynamoEndpoint),
 		AWSRoleARN: getenv(EnvAWSRoleARN), AWSTokenAudience: getenv(EnvAWSTokenAudience),
 		TriggerRules: getenv(EnvTriggerRules), Job: getenv(EnvJob), KMSEndpoint: getenv(EnvKMSEndpoint)}
@@ -160,8 +170,11 @@ func LoadEnv(getenv func(string) string) (*Env, error) {
 	if e.Mode != ModeJob && e.Mode != ModeService {
 		return nil, sortie.Invalidf(EnvMode, "%q must be %q or %q", e.Mode, ModeJob, ModeService)
 	}
-	if e.Mode == ModeService && e.Audience == "" {
-		return nil, sortie.Invalidf(EnvAudience, "service mode needs the ID token audience (the service URL)")
+	if e.Mode == ModeService && len(e.Audiences) == 0 {
+		return nil, sortie.Invalidf(EnvAudience, "service mode needs the ID token audiences (the service's URL)")
+	}
+	if e.Mode == ModeService && len(e.Callers) == 0 {
+		return nil, sortie.Invalidf(EnvCallers, "service mode needs the allowlist of callers (the launchers' service account emails)")
 	}
 	if e.Port == "" {
 		e.Port = "8080"
@@ -273,3 +286,14 @@ func refused(err error) bool {
 // over HTTPS (the URL comes from the invocation, which only callers the
 // service or job authenticates can send).
 var callbackClient = &http.Client{Timeout: 30 * time.Second}
+
+// list splits a comma-separated value, dropping empty entries and spaces.
+func list(v string) []string {
+	var out []string
+	for _, f := range strings.Split(v, ",") {
+		if f = strings.TrimSpace(f); f != "" {
+			out = append(out, f)
+		}
+	}
+	return out
+}

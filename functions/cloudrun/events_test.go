@@ -81,7 +81,7 @@ func TestLoadEnvTriggers(t *testing.T) {
 	if _, err := cloudrun.LoadEnv(func(k string) string { return env[k] }); !errors.As(err, &ve) || ve.Field != cloudrun.EnvTriggerRules {
 		t.Errorf("LoadEnv(job mode with trigger rules) = %v, want a ValidationError on %s", err, cloudrun.EnvTriggerRules)
 	}
-	env = map[string]string{cloudrun.EnvSQLitePath: "/tmp/x.db", cloudrun.EnvMode: cloudrun.ModeService, cloudrun.EnvAudience: "https://x",
+	env = map[string]string{cloudrun.EnvSQLitePath: "/tmp/x.db", cloudrun.EnvMode: cloudrun.ModeService, cloudrun.EnvAudience: "https://x", cloudrun.EnvCallers: "launcher@p.iam.gserviceaccount.com",
 		cloudrun.EnvTriggerRules: "/rules.json", cloudrun.EnvJob: "projects/p/locations/l/jobs/j"}
 	if e, err := cloudrun.LoadEnv(func(k string) string { return env[k] }); err != nil || e.TriggerRules != "/rules.json" || e.Job == "" {
 		t.Errorf("LoadEnv(service mode with rules and job) = %+v, %v; want both read", e, err)

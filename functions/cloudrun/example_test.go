@@ -35,7 +35,8 @@ func ExampleLoadEnv() {
 // Service mode refuses a caller without a Google ID token before reading
 // the invocation.
 func ExampleHandler() {
-	h := &cloudrun.Handler{Verifier: &cloudrun.IDTokenVerifier{Audience: "https://worker.example.run.app"}}
+	h := &cloudrun.Handler{Verifier: &cloudrun.IDTokenVerifier{Audiences: []string{"https://worker.example.run.app"},
+		Callers: []string{"sortie-launcher@my-project.iam.gserviceaccount.com"}}}
 	rec := httptest.NewRecorder()
 	h.ServeHTTP(rec, httptest.NewRequest(http.MethodPost, cloudrun.InvocationsPath, strings.NewReader("{}")))
 	fmt.Println(rec.Code, strings.TrimSpace(rec.Body.String()))

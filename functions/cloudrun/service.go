@@ -8,11 +8,8 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
-	"strings"
 	"sync"
 	"time"
-
-	"google.golang.org/api/idtoken"
 
 	"github.com/sortie-run/sortie"
 	"github.com/sortie-run/sortie/functions"
@@ -25,33 +22,6 @@ const InvocationsPath = "/invocations"
 type Verifier interface {
 	// Verify returns nil for an allowed caller, else an error saying why.
 	Verify(ctx context.Context, r *http.Request) error
-}
-
-// IDTokenVerifier accepts requests carrying a Google-signed ID token
-// ("Authorization: Bearer TOKEN") whose audience is Audience, checked with
-// google.golang.org/api/idtoken.
-type IDTokenVerifier struct {
-	// Audience is the service's URL (the audience the launcher's
-	// idtoken.NewClient asks for). Required.
-	Audience string
-	// Validator checks signatures. Optional; defaults to idtoken.Validate
-	// (Google's public keys over HTTPS).
-	Validator *idtoken.Validator
-}
-
-// Verify implements [Verifier].
-func (v *IDTokenVerifier) Verify(ctx context.Context, r *http.Request) error {
-	token, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
-	if !ok || token == "" {
-		return errors.New("no bearer ID token")
-	}
-	var err error
-	if v.Validator != nil {
-		_, err = v.Validator.Validate(ctx, token, v.Audience)
-	} else {
-		_, err = idtoken.Validate(ctx, token, v.Audience)
-	}
-	return err
 }
 
 // Answer is the JSON body the service answers with.

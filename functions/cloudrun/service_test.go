@@ -64,13 +64,14 @@ func TestLoadEnv(t *testing.T) {
 		{map[string]string{cloudrun.EnvSQLitePath: "/x"}, cloudrun.EnvInvocation},
 		{map[string]string{cloudrun.EnvSQLitePath: "/x", cloudrun.EnvMode: "batch"}, cloudrun.EnvMode},
 		{map[string]string{cloudrun.EnvSQLitePath: "/x", cloudrun.EnvMode: "service"}, cloudrun.EnvAudience},
+		{map[string]string{cloudrun.EnvSQLitePath: "/x", cloudrun.EnvMode: "service", cloudrun.EnvAudience: "https://w.run.app"}, cloudrun.EnvCallers},
 		{map[string]string{cloudrun.EnvSQLitePath: "/x", cloudrun.EnvInvocation: strings.Repeat("x", cloudrun.MaxEnvValueBytes+1)}, cloudrun.EnvInvocation},
 		{map[string]string{cloudrun.EnvSQLitePath: "/x", cloudrun.EnvInvocation: "{}", cloudrun.EnvLogLevel: "loud"}, cloudrun.EnvLogLevel},
 		{map[string]string{cloudrun.EnvSQLitePath: "/x", cloudrun.EnvDynamoTable: "t", cloudrun.EnvInvocation: "{}"}, cloudrun.EnvSQLitePath},
 		{map[string]string{cloudrun.EnvSQLitePath: "/x", cloudrun.EnvInvocation: "{}", cloudrun.EnvAWSRoleARN: "arn:aws:iam::1:role/r"}, cloudrun.EnvAWSRoleARN},
 		{map[string]string{cloudrun.EnvDynamoTable: "t", cloudrun.EnvInvocation: "{}", cloudrun.EnvAWSRoleARN: "role/r"}, cloudrun.EnvAWSRoleARN},
 		{map[string]string{cloudrun.EnvInvocation: "{}", cloudrun.EnvKMSKeys: "no-equals"}, cloudrun.EnvKMSKeys},
-		{map[string]string{cloudrun.EnvMode: "service", cloudrun.EnvAudience: "https://x", cloudrun.EnvTriggerRules: "/r.json",
+		{map[string]string{cloudrun.EnvMode: "service", cloudrun.EnvAudience: "https://x", cloudrun.EnvCallers: "l@p.iam.gserviceaccount.com", cloudrun.EnvTriggerRules: "/r.json",
 			cloudrun.EnvJob: "projects/p/locations/l/jobs/j"}, cloudrun.EnvTriggerRules},
 		{map[string]string{cloudrun.EnvSQLitePath: "/x", cloudrun.EnvInvocation: "{}", destination.EnvAllowHTTP: "yes"}, destination.EnvAllowHTTP},
 	}
@@ -81,10 +82,16 @@ func TestLoadEnv(t *testing.T) {
 			t.Errorf("LoadEnv(%.80v) = %v, want a ValidationError on %s", c.env, err, c.wantField)
 		}
 	}
-	env := map[string]string{cloudrun.EnvSQLitePath: "/x", cloudrun.EnvMode: "service", cloudrun.EnvAudience: "https://w.run.app"}
+	env := map[string]string{cloudrun.EnvSQLitePath: "/x", cloudrun.EnvMode: "service", cloudrun.EnvAudience: "https://w.run.app", cloudrun.EnvCallers: "l@p.iam.gserviceaccount.com"}
 	e, err := cloudrun.LoadEnv(func(k string) string { return env[k] })
 	if err != nil || e.Port != "8080" || e.Destinations.Check("https://api.example.com/") == nil {
 		t.Errorf("LoadEnv(service defaults) = %+v, %v; want port 8080 and a destination policy that allows nothing", e, err)
+	}
+	env[cloudrun.EnvAudience], env[cloudrun.EnvCallers] = "https://w-1.r.run.app, https://aud.example ,", "a@p.iam.gserviceaccount.com,b@p.iam.gserviceaccount.com"
+	if e, err = cloudrun.LoadEnv(func(k string) string { return env[k] }); err != nil {
+		t.Errorf("LoadEnv(two audiences, two callers) = %v", err)
+	} else if len(e.Audiences) != 2 || e.Audiences[1] != "https://aud.example" || len(e.Callers) != 2 {
+		t.Errorf("LoadEnv(two audiences, two callers) = audiences %q callers %q; want both lists of two", e.Audiences, e.Callers)
 	}
 	env = map[string]string{cloudrun.EnvDynamoTable: "t", cloudrun.EnvInvocation: "{}", cloudrun.EnvAWSRoleARN: "arn:aws:iam::1:role/r"}
 	e, err = cloudrun.LoadEnv(func(k string) string { return env[k] })

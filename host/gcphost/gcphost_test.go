@@ -20,7 +20,7 @@ import (
 // serviceEnv is service mode on an SQLite file in a test directory.
 func serviceEnv(t *testing.T, extra map[string]string) *fncloudrun.Env {
 	t.Helper()
-	vars := map[string]string{fncloudrun.EnvMode: fncloudrun.ModeService, fncloudrun.EnvAudience: "https://sortie.example",
+	vars := map[string]string{fncloudrun.EnvMode: fncloudrun.ModeService, fncloudrun.EnvAudience: "https://sortie.example", fncloudrun.EnvCallers: "launcher@p.iam.gserviceaccount.com",
 		fncloudrun.EnvSQLitePath: filepath.Join(t.TempDir(), "sortie.db")}
 	for k, v := range extra {
 		vars[k] = v

@@ -45,7 +45,7 @@ func NewService(ctx context.Context, env *fncloudrun.Env, c *Container, agents s
 	if log == nil {
 		log = slog.Default()
 	}
-	verifier := &fncloudrun.IDTokenVerifier{Audience: env.Audience}
+	verifier := &fncloudrun.IDTokenVerifier{Audiences: env.Audiences, OwnRunAppHost: true, Callers: env.Callers}
 	cp := sortie.ControlPlane(c.ControlPlane) // nil without one
 	s := &Service{invocations: &fncloudrun.Handler{Worker: c.Worker, ControlPlane: cp, Logger: log, Verifier: verifier, Size: env.Size},
 		mux: http.NewServeMux(), closeEvents: func() {}, log: log}

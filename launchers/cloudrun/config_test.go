@@ -188,7 +188,7 @@ func TestJobOpensSealedConfigAcrossRotation(t *testing.T) {
 func TestServiceOpensSealedConfig(t *testing.T) {
 	srv := cloudkms.Start(t, key1)
 	dir := t.TempDir()
-	vars := map[string]string{fncloudrun.EnvMode: fncloudrun.ModeService, fncloudrun.EnvAudience: "https://worker.example",
+	vars := map[string]string{fncloudrun.EnvMode: fncloudrun.ModeService, fncloudrun.EnvAudience: "https://worker.example", fncloudrun.EnvCallers: "launcher@p.iam.gserviceaccount.com",
 		fncloudrun.EnvSQLitePath: filepath.Join(dir, "sortie.db"), fncloudrun.EnvKMSKeys: "k1=" + key1,
 		fncloudrun.EnvKMSEndpoint: srv.Endpoint, fncloudrun.EnvConfigEnv: "API_TOKEN"}
 	env, err := fncloudrun.LoadEnv(func(k string) string { return vars[k] })

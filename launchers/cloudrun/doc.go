@@ -35,8 +35,12 @@
 // Start treats as success). It is a [sortie.Launcher] only: there is no
 // provider-side stop or status of a request, so cancellation is
 // cooperative (the heartbeat) and the lease covers a lost instance. The
-// service must use instance-based billing (CPU always allocated), since the
-// attempt runs after the response.
+// service must use instance-based billing (CPU always allocated) and keep
+// at least one minimum instance, since the attempt runs after the
+// response, unseen by the autoscaler, and scale-in stops an instance
+// (SIGTERM, SIGKILL 10 s later) whatever it runs; the Jobs launcher has
+// none of these limits and is the default of terraform/gcp. The service
+// accepts only the callers in its SORTIE_SERVICE_CALLERS allowlist.
 //
 // The container is cmd/sortie-cloudrun; see package
 // github.com/sortie-run/sortie/functions/cloudrun for its environment.

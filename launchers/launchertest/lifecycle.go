@@ -67,8 +67,13 @@ func testCrashRetriedPromptly(t *testing.T, newHarness func(t *testing.T) Harnes
 func testCancelFrozen(t *testing.T, newHarness func(t *testing.T) Harness) {
 	f := setup(t, newHarness, nil)
 	const cancelTimeout = 3 * time.Second
-	run := f.submit(map[string]any{"until_cancelled": true, "interval_ms": 20},
-		sortie.Policy{HeartbeatMs: HeartbeatMs, LeaseMs: 60_000, CancelTimeoutMs: cancelTimeout.Milliseconds()})
+	// One tick, then nothing to write for a minute (heartbeats every 20 s):
+	// the worker is frozen between its writes, not inside one. (A worker
+	// frozen inside a write to a SQLite control plane holds the file's
+	// write lock; the engine's Cancel then stops its compute first, see
+	// the local launcher's TestCancelWhileAWorkerHoldsTheStateLocked.)
+	run := f.submit(map[string]any{"until_cancelled": true, "interval_ms": 60_000},
+		sortie.Policy{HeartbeatMs: 20_000, LeaseMs: 60_000, CancelTimeoutMs: cancelTimeout.Milliseconds()})
 	ref := f.waitRef(run.ID, 1)
 	f.waitTicking(run.ID)
 	f.h.Freeze(t, ref)

@@ -18,5 +18,8 @@ func TestMain(m *testing.M) {
 	if os.Getenv(claimGateEnv) != "" {
 		os.Exit(passClaimGate())
 	}
+	if os.Getenv(holdLockEnv) != "" {
+		os.Exit(holdLock())
+	}
 	os.Exit(testbin.Main(m, "github.com/sortie-run/sortie/cmd/sortie", &sortieBin))
 }

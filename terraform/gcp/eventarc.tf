@@ -38,7 +38,7 @@ resource "google_cloud_run_v2_service_iam_member" "eventarc" {
   count    = var.eventarc == null ? 0 : 1
   project  = var.project
   location = var.region
-  name     = google_cloud_run_v2_service.worker.name
+  name     = google_cloud_run_v2_service.worker[0].name
   role     = "roles/run.invoker"
   member   = google_service_account.eventarc[0].member
 }
@@ -66,7 +66,7 @@ resource "google_eventarc_trigger" "events" {
 
   destination {
     cloud_run_service {
-      service = google_cloud_run_v2_service.worker.name
+      service = google_cloud_run_v2_service.worker[0].name
       region  = var.region
       path    = var.eventarc.path
     }

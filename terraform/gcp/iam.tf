@@ -77,10 +77,10 @@ resource "google_cloud_run_v2_job_iam_member" "launcher" {
 }
 
 resource "google_cloud_run_v2_service_iam_member" "launcher" {
-  for_each = toset(local.launchers)
+  for_each = local.service_enabled ? toset(local.launchers) : toset([])
   project  = var.project
   location = var.region
-  name     = google_cloud_run_v2_service.worker.name
+  name     = google_cloud_run_v2_service.worker[0].name
   role     = "roles/run.invoker"
   member   = each.value
 }

@@ -4,8 +4,8 @@ output "job" {
 }
 
 output "service_url" {
-  description = "URL of the worker service (launchers/cloudrun ServiceLauncher URL), the audience it checks (SORTIE_SERVICE_AUDIENCE)."
-  value       = local.service_url
+  description = "URL of the worker service (launchers/cloudrun ServiceLauncher URL), the audience it checks (SORTIE_SERVICE_AUDIENCE); null without the service (var.service, or an Eventarc trigger)."
+  value       = local.service_enabled ? local.service_url : null
 }
 
 output "worker_service_account" {

@@ -12,9 +12,21 @@ data "google_project" "this" {
 
 locals {
   # Cloud Run's deterministic service URL, the audience callers' ID tokens
-  # carry (SORTIE_SERVICE_AUDIENCE); known before the service exists.
+  # carry (SORTIE_SERVICE_AUDIENCE); known before the service exists. The
+  # container also accepts the service's other run.app URL, the one a
+  # request arrives on (its hash is not known before the service exists).
   service_name = "${var.name}-worker"
   service_url  = "https://${local.service_name}-${data.google_project.this.number}.${var.region}.run.app"
+  # The service exists to run attempts (var.service) or to take Eventarc's
+  # events; attempts run on the Job by default (see var.service).
+  service_enabled = var.service || var.eventarc != null
+  # Whose ID tokens the service accepts (SORTIE_SERVICE_CALLERS): the
+  # launchers' accounts and Eventarc's; a group cannot be listed (its
+  # members' tokens do not name it).
+  service_callers = concat(
+    [for m in local.launchers : split(":", m)[1] if startswith(m, "serviceAccount:") || startswith(m, "user:")],
+    var.eventarc == null ? [] : [google_service_account.eventarc[0].email],
+  )
 
   kms_keys = "${var.kms_key_label}=${google_kms_crypto_key.config.id}"
   worker_env = merge(
@@ -118,6 +130,7 @@ resource "google_cloud_run_v2_job" "worker" {
 }
 
 resource "google_cloud_run_v2_service" "worker" {
+  count               = local.service_enabled ? 1 : 0
   project             = var.project
   location            = var.region
   name                = local.service_name
@@ -128,7 +141,12 @@ resource "google_cloud_run_v2_service" "worker" {
   template {
     service_account = google_service_account.worker.email
     timeout         = "${var.service_timeout_s}s"
+    # Attempts run after the 202 answer, where the autoscaler does not see
+    # them and scale-in can stop them (SIGTERM, SIGKILL 10 s later):
+    # service_min_instances keeps instances up, the lease and the
+    # reconciler recover an attempt an instance lost.
     scaling {
+      min_instance_count = var.service ? var.service_min_instances : 0
       max_instance_count = var.service_max_instances
     }
 
@@ -150,6 +168,10 @@ resource "google_cloud_run_v2_service" "worker" {
       env {
         name  = "SORTIE_SERVICE_AUDIENCE"
         value = local.service_url
+      }
+      env {
+        name  = "SORTIE_SERVICE_CALLERS"
+        value = join(",", local.service_callers)
       }
       dynamic "env" {
         for_each = local.trigger_env

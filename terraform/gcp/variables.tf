@@ -103,6 +103,22 @@ variable "service_timeout_s" {
   default     = 300
 }
 
+variable "service" {
+  type        = bool
+  description = "Also deploy the worker as a service (launchers/cloudrun ServiceLauncher, sortie serve --cloudrun-service). False (the default): attempts run on the Job, one execution each, which Sortie can cancel and describe; a service runs each attempt after answering 202, where Cloud Run's autoscaler does not see it and scale-in or a new revision stops it (SIGTERM, then SIGKILL 10 s later), so attempts on a service are lost more often and recovered only by their lease. An Eventarc trigger deploys the service for its events either way."
+  default     = false
+}
+
+variable "service_min_instances" {
+  type        = number
+  description = "Minimum instances of the service when it runs attempts (var.service): at least 1, so the instances running background attempts are not all scaled in."
+  default     = 1
+  validation {
+    condition     = var.service_min_instances >= 1
+    error_message = "service_min_instances must be at least 1."
+  }
+}
+
 variable "service_max_instances" {
   type        = number
   description = "Maximum instances of the service."

@@ -1,0 +1,126 @@
+package local_test
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	_ "modernc.org/sqlite"
+
+	"github.com/sortie-run/sortie"
+	"github.com/sortie-run/sortie/controlplane/sqlite"
+	"github.com/sortie-run/sortie/launchers/local"
+)
+
+// holdLockEnv makes the test binary a worker frozen inside a write: once
+// the file $LOCAL_TEST_HOLD_LOCK_GO exists it begins a write transaction
+// on the SQLite file $LOCAL_TEST_HOLD_LOCK, says so on stderr and stops
+// itself (SIGSTOP), holding the file's write lock.
+const holdLockEnv = "LOCAL_TEST_HOLD_LOCK"
+
+func holdLock() int {
+	for {
+		if _, err := os.Stat(os.Getenv(holdLockEnv + "_GO")); err == nil {
+			break
+		}
+		time.Sleep(10 * time.Millisecond) // a worker's own pace, not a test's wait
+	}
+	db, err := sql.Open("sqlite", os.Getenv(holdLockEnv))
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	conn, err := db.Conn(context.Background())
+	if err == nil {
+		_, err = conn.ExecContext(context.Background(), "BEGIN IMMEDIATE")
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "hold lock:", err)
+		return 1
+	}
+	fmt.Fprintln(os.Stderr, "locked")
+	syscall.Kill(os.Getpid(), syscall.SIGSTOP)
+	return 0
+}
+
+// A worker frozen inside one of its writes holds the SQLite state's write
+// lock, so the cancel request cannot be recorded; Cancel stops the run's
+// compute first (reads go on), which releases the lock, and then records
+// the request, and the run ends cancelled.
+func TestCancelWhileAWorkerHoldsTheStateLocked(t *testing.T) {
+	dir := t.TempDir()
+	db := filepath.Join(dir, "sortie.db")
+	cp, err := sqlite.Open(db, &sqlite.Options{BusyTimeout: 300 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cp.Close()
+	self, _ := os.Executable()
+	gate := filepath.Join(dir, "go")
+	l, err := local.New(&local.Options{Command: []string{self}, LogDir: filepath.Join(dir, "logs"), Grace: 100 * time.Millisecond,
+		Env: []string{holdLockEnv + "=" + db, holdLockEnv + "_GO=" + gate}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Shutdown(context.Background())
+	e := sortie.NewEngine(cp, startOnlyExits{l}, sortie.Agents{}, nil)
+	defer e.Close()
+	id, ref := claimedAttempt(t, cp, l)
+	if err := os.WriteFile(gate, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	pid, _ := strconv.Atoi(ref.ID)
+	waitFor(t, "the worker to stop holding the lock", func() bool {
+		b, _ := os.ReadFile(ref.Detail[local.DetailLog])
+		st, _ := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+		_, rest, _ := strings.Cut(string(st), ") ")
+		return strings.Contains(string(b), "locked") && strings.HasPrefix(rest, "T")
+	})
+	run, err := e.Cancel(t.Context(), id, "stuck")
+	if err != nil || !run.CancelRequested {
+		t.Fatalf("Cancel(run whose worker holds the state locked) = %v, %v; want the request recorded", run, err)
+	}
+	if local.Cancels(l) == 0 {
+		t.Errorf("Cancel recorded the request without stopping the compute that held the lock")
+	}
+}
+
+// startOnlyExits is the local launcher without its exit reports: the test
+// checks what Cancel itself does.
+type startOnlyExits struct{ *local.Launcher }
+
+func (startOnlyExits) WatchExits(func(sortie.Ref, sortie.Status)) func() { return func() {} }
+
+// claimedAttempt stores a run whose attempt 1 l launched and a worker
+// claimed, and returns the run and the attempt's Ref.
+func claimedAttempt(t *testing.T, cp sortie.ControlPlane, l *local.Launcher) (sortie.RunID, sortie.Ref) {
+	t.Helper()
+	ctx := t.Context()
+	m := sortie.Manifest{Name: "probe", Version: "1", Runtime: "go:probe"}
+	run := &sortie.Run{ID: sortie.NewRunID(time.Now()), Agent: m, Policy: sortie.Policy{CancelTimeoutMs: 2000}}
+	now := time.Now().UnixMilli()
+	lid := sortie.NewLaunchID()
+	if _, _, err := cp.Reserve(ctx, &sortie.Reservation{Run: run, LaunchID: lid, NowMs: now}); err != nil {
+		t.Fatal(err)
+	}
+	inv := &sortie.Invocation{Version: sortie.InvocationVersion, RunID: run.ID, Attempt: 1, LaunchID: lid, Agent: m,
+		DeadlineMs: now + 60_000, HeartbeatMs: 1000, LeaseMs: 30_000, Report: sortie.Report{Mode: sortie.ReportControlPlane}}
+	ref, err := l.Start(ctx, inv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := cp.SetRef(ctx, run.ID, 1, lid, ref); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := cp.Claim(ctx, sortie.Claim{RunID: run.ID, Attempt: 1, LaunchID: lid, Owner: "frozen", NowMs: now}); err != nil {
+		t.Fatal(err)
+	}
+	return run.ID, ref
+}
