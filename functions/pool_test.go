@@ -5,6 +5,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -167,4 +168,45 @@ func TestWarmPoolKillsAProcessThatDoesNotStop(t *testing.T) {
 		t.Errorf("outcome of a process that ignores the cancel = %+v, want error type terminated", o)
 	}
 	testwait.Until(t, "the deaf process to be killed and retired", 10*time.Second, func() bool { return pool.Stats().Live == 0 })
+}
+
+func TestWarmPoolStopsAProcessThatWritesOutsideAnAttempt(t *testing.T) {
+	dir, _ := filepath.Abs("testdata")
+	pool, err := functions.NewPool(functions.ExecSpec{Command: []string{"/bin/sh", filepath.Join(dir, "session-chatty.sh")}}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pool.Close(context.Background())
+	w := stdioWorker()
+	w.Warm = map[string]*functions.Pool{"go": pool}
+	cp := memory.New()
+	defer cp.Close()
+	inv := launched(t, cp, `{}`)
+	o, err := w.Execute(t.Context(), inv, functions.NewControlPlaneReporter(cp, inv, "warm-test"))
+	if err != nil || string(o.Result) != `"done"` {
+		t.Fatalf("Execute = %+v, %v; want the result", o, err)
+	}
+	testwait.Until(t, "the process that wrote a stray message to be stopped", 10*time.Second, func() bool { return pool.Stats().Live == 0 })
+	if evs, _ := cp.Events(t.Context(), inv.RunID, sortie.Cursor{}, 0); len(evs) != 0 {
+		t.Errorf("events stored = %+v, want none: the stray message belongs to no attempt", evs)
+	}
+}
+
+func TestWarmPoolWithoutItsCommandFailsTheAttemptRetryably(t *testing.T) {
+	pool, err := functions.NewPool(functions.ExecSpec{Command: []string{filepath.Join(t.TempDir(), "absent")}}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := stdioWorker()
+	w.Warm = map[string]*functions.Pool{"go": pool}
+	cp := memory.New()
+	defer cp.Close()
+	inv := launched(t, cp, `{}`)
+	o, err := w.Execute(t.Context(), inv, functions.NewControlPlaneReporter(cp, inv, "warm-test"))
+	if err != nil || o.Error == nil || !o.Error.Retryable || !strings.Contains(o.Error.Message, "no worker process") {
+		t.Errorf("Execute with a command that does not exist = %+v, %v; want a retryable error saying there is no worker process", o, err)
+	}
+	if st := pool.Stats(); st.Live != 0 {
+		t.Errorf("Stats = %+v, want no process counted alive", st)
+	}
 }
