@@ -95,8 +95,10 @@ type ControlPlane interface {
 	// running). It MUST return ErrConflict when the attempt is not the
 	// run's current one, the launch ID differs, the attempt ended, or
 	// (with d.IfVersion set) the version moved; ErrCancelRequested when
-	// cancel was requested (the cancel deadline holds); ErrTerminal for a
-	// terminal run.
+	// cancel was requested and its deadline (Run.CancelRequestedMs plus
+	// the cancel timeout) passed or is unknown; ErrTerminal for a terminal
+	// run. After a cancel request the lease never moves past that
+	// deadline.
 	Defer(ctx context.Context, d Deferral) (*Run, error)
 
 	// Expired returns up to limit non-terminal runs whose LeaseExpiresMs is

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"strconv"
 	"strings"
 	"sync/atomic"
 )
@@ -27,6 +28,22 @@ func (n NanoUSD) String() string {
 		frac += strings.Repeat("0", 2-len(frac))
 	}
 	return fmt.Sprintf("%s$%d.%s", sign, n/1e9, frac)
+}
+
+// ParseUSD reads an amount of dollars written as a decimal ("0.05",
+// "$1.50", "0.000008805"), at most 9 fractional digits and $9 billion.
+// It returns a [*ValidationError] for field "usd" otherwise.
+func ParseUSD(s string) (NanoUSD, error) {
+	t := strings.TrimPrefix(strings.TrimSpace(s), "$")
+	whole, frac, _ := strings.Cut(t, ".")
+	if whole == "" || len(whole) > 10 || len(frac) > 9 || strings.Trim(whole+frac, "0123456789") != "" {
+		return 0, invalidf("usd", "%.40q is not an amount of dollars with at most 9 decimals", s)
+	}
+	n, err := strconv.ParseInt(whole+frac+strings.Repeat("0", 9-len(frac)), 10, 64)
+	if err != nil || n > 9e18 {
+		return 0, invalidf("usd", "%.40q is more than $9 billion", s)
+	}
+	return NanoUSD(n), nil
 }
 
 // Cost is what a run cost: its attempts' usage ([Usage]) priced with one

@@ -50,3 +50,16 @@ func TestUsageValidate(t *testing.T) {
 		t.Errorf("Validate(%+v) = %v, want nil", ok, err)
 	}
 }
+
+func TestParseUSD(t *testing.T) {
+	for in, want := range map[string]sortie.NanoUSD{"0.05": 50_000_000, "$1.50": 1_500_000_000, "0.000008805": 8805, "3": 3_000_000_000} {
+		if got, err := sortie.ParseUSD(in); err != nil || got != want {
+			t.Errorf("ParseUSD(%q) = %d, %v; want %d", in, got, err, want)
+		}
+	}
+	for _, in := range []string{"", "abc", "1.0000000001", "-1", "1e3", "99999999999", "."} {
+		if _, err := sortie.ParseUSD(in); !errors.Is(err, sortie.ErrInvalidArgument) {
+			t.Errorf("ParseUSD(%q) = %v, want ErrInvalidArgument", in, err)
+		}
+	}
+}

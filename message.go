@@ -103,6 +103,11 @@ const (
 	// stored (over [MaxResultBytes], or the run over its store's item
 	// limit): a permanent error naming the size and the limit.
 	ErrorTypeOutputTooLarge = "output_too_large"
+	// ErrorTypeBudgetExceeded is a run's error when its max cost
+	// ([Policy.MaxCostNanoUSD]) was spent: no attempt is launched past
+	// it, and a running one is stopped before its projected cost passes
+	// it. The message names the budget and the spend. Not retryable.
+	ErrorTypeBudgetExceeded = "budget_exceeded"
 )
 
 func (e *ErrorMessage) Error() string { return e.Type + ": " + e.Message }

@@ -163,6 +163,9 @@ func (e *Engine) reconcileUnclaimed(ctx context.Context, run *Run, cur *Attempt)
 
 // reconcileClaimed looks at a claimed attempt whose lease expired.
 func (e *Engine) reconcileClaimed(ctx context.Context, run *Run, cur *Attempt, grace bool) (bool, error) {
+	if deadline := run.CancelRequestedMs + run.Policy.CancelTimeout().Milliseconds(); run.CancelRequested && e.nowMs() < deadline {
+		return e.stopAsked(ctx, run, cur, deadline)
+	}
 	if run.CancelRequested {
 		msg := &ErrorMessage{Type: ErrorTypeCancelled,
 			Message: fmt.Sprintf("the worker did not stop within the cancel timeout (%d ms)", run.Policy.CancelTimeout().Milliseconds())}
@@ -183,6 +186,21 @@ func (e *Engine) reconcileClaimed(ctx context.Context, run *Run, cur *Attempt, g
 	msg := &ErrorMessage{Type: ErrorTypeLeaseExpired, Retryable: true,
 		Message: "the worker stopped heartbeating; its lease expired"}
 	return e.endAttempt(ctx, run, cur, msg)
+}
+
+// stopAsked takes over a cancel requested inside the control plane (a
+// budget stop, made due at once by a worker's heartbeat): the lifecycle's
+// cancel, as [Engine.Cancel] does it, stops the attempt's compute and
+// the run's lease moves to its cancel deadline, when the attempt is ended
+// if its worker has not stopped by then.
+func (e *Engine) stopAsked(ctx context.Context, run *Run, cur *Attempt, deadline int64) (bool, error) {
+	e.log.Info("reconcile: stopping an attempt whose run's cancel was requested", "run", run.ID, "attempt", cur.Number, "reason", run.Reason)
+	if cur.Ref != nil {
+		e.stopCompute(run, *cur.Ref)
+	}
+	_, err := e.cp.Defer(ctx, Deferral{RunID: run.ID, Attempt: cur.Number, LaunchID: cur.LaunchID,
+		UntilMs: deadline, IfVersion: run.Version, NowMs: e.nowMs()})
+	return err == nil, err
 }
 
 // endAttempt ends a live attempt with msg, conditional on the run's

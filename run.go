@@ -62,6 +62,13 @@ type Policy struct {
 	// worker stops, or when this has passed without it (whatever its
 	// lease). Optional; defaults to [DefaultCancelTimeoutMs] (15000).
 	CancelTimeoutMs int64 `json:"cancel_timeout_ms,omitempty"`
+	// MaxCostNanoUSD is the run's budget, in nano-dollars (10⁻⁹ USD), as
+	// the control plane's price table prices its attempts' usage: no
+	// attempt is launched once it is spent, and a running attempt is
+	// stopped when its cost projected to its next heartbeat would pass
+	// it; the run then fails with error type [ErrorTypeBudgetExceeded].
+	// Optional; 0 means no budget.
+	MaxCostNanoUSD int64 `json:"max_cost_nano_usd,omitempty"`
 }
 
 const maxPolicyMs = int64(24 * time.Hour / time.Millisecond)
@@ -83,6 +90,9 @@ func (p Policy) Validate() error {
 		if f.v < 0 || f.v > maxPolicyMs {
 			return invalidf(f.name, "%d outside 0..%d ms", f.v, maxPolicyMs)
 		}
+	}
+	if p.MaxCostNanoUSD < 0 {
+		return invalidf("policy.max_cost_nano_usd", "%d is negative", p.MaxCostNanoUSD)
 	}
 	return nil
 }
@@ -120,6 +130,7 @@ func (p Policy) Merge(def Policy) Policy {
 	p.BackoffMs = pick(p.BackoffMs, def.BackoffMs)
 	p.BackoffMaxMs = pick(p.BackoffMaxMs, def.BackoffMaxMs)
 	p.CancelTimeoutMs = pick(p.CancelTimeoutMs, def.CancelTimeoutMs)
+	p.MaxCostNanoUSD = pick(p.MaxCostNanoUSD, def.MaxCostNanoUSD)
 	return p
 }
 
@@ -159,6 +170,10 @@ type Run struct {
 	Attempts []Attempt `json:"attempts,omitempty"`
 	// CancelRequested is sticky: once set it is never cleared.
 	CancelRequested bool `json:"cancel_requested,omitempty"`
+	// CancelRequestedMs is when the cancel was first requested, Unix ms:
+	// a claimed attempt has until it plus the policy's cancel timeout to
+	// stop. 0 on runs stored before the field.
+	CancelRequestedMs int64 `json:"cancel_requested_ms,omitempty"`
 
 	Result    json.RawMessage `json:"result,omitempty"`
 	Error     *ErrorMessage   `json:"error,omitempty"`

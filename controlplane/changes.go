@@ -7,6 +7,7 @@ import (
 	"fmt"
 
 	"github.com/sortie-run/sortie"
+	"github.com/sortie-run/sortie/pricing"
 )
 
 // ChangeFunc is a driver's one write primitive: it loads run id, calls fn
@@ -26,14 +27,23 @@ type ChangeFunc func(ctx context.Context, op string, id sortie.RunID, fn func(r 
 type Changes struct {
 	change ChangeFunc
 	nowMs  func() int64
+	pricer sortie.Pricer
 }
 
 // NewChanges returns the state-changing methods over change, the driver's
 // write primitive. nowMs stamps changes that carry no time of their own
-// (SetRef, RequestCancel, Resume), in Unix ms. Both are required.
+// (SetRef, RequestCancel, Resume), in Unix ms. Both are required. Runs'
+// budgets are priced with pricing.Default() until [Changes.SetPricer].
 func NewChanges(change ChangeFunc, nowMs func() int64) Changes {
-	return Changes{change: change, nowMs: nowMs}
+	return Changes{change: change, nowMs: nowMs, pricer: pricing.Default()}
 }
+
+// SetPricer sets the price table the control plane enforces runs'
+// budgets with (see [StopOverBudget]); nil enforces none. Call it before
+// the control plane is used. Every handle of a store should have the
+// same table (a deployment's overrides too), or budgets are enforced
+// with whichever table the handle making a write has.
+func (c *Changes) SetPricer(p sortie.Pricer) { c.pricer = p }
 
 // changes adapts a transition that always changes the run when it succeeds.
 func changes(err error) (bool, error) { return err == nil, err }
@@ -74,7 +84,11 @@ func (c Changes) Heartbeat(ctx context.Context, cl sortie.Claim) (*sortie.Run, e
 		return nil, err
 	}
 	return c.change(ctx, "heartbeat", cl.RunID, func(r *sortie.Run) (bool, error) {
-		return changes(Heartbeat(r, cl))
+		err := Heartbeat(r, cl)
+		if err == nil {
+			StopOverBudget(r, c.pricer, cl.NowMs)
+		}
+		return changes(err)
 	})
 }
 
@@ -97,7 +111,13 @@ func (c Changes) Finish(ctx context.Context, f sortie.Finish) (*sortie.Run, erro
 	if err := CheckAttempt(f.RunID, f.Attempt, f.LaunchID); err != nil {
 		return nil, err
 	}
-	fn := func(r *sortie.Run) (bool, error) { return Finish(r, f) }
+	fn := func(r *sortie.Run) (bool, error) {
+		changed, err := Finish(r, f)
+		if changed {
+			FailOverBudget(r, c.pricer)
+		}
+		return changed, err
+	}
 	run, err := c.change(ctx, "finish", f.RunID, fn)
 	var big *TooLargeError
 	if !errors.As(err, &big) {
@@ -128,6 +148,10 @@ func (c Changes) Resume(ctx context.Context, id sortie.RunID, input json.RawMess
 		return nil, err
 	}
 	return c.change(ctx, "resume", id, func(r *sortie.Run) (bool, error) {
-		return changes(Resume(r, input, c.nowMs()))
+		err := Resume(r, input, c.nowMs())
+		if err == nil {
+			FailOverBudget(r, c.pricer)
+		}
+		return changes(err)
 	})
 }

@@ -89,7 +89,8 @@ func Defer(r *sortie.Run, d sortie.Deferral) error {
 	if d.IfVersion != 0 && d.IfVersion != r.Version {
 		return fmt.Errorf("defer run %s attempt %d: version %d, want %d: %w", r.ID, d.Attempt, r.Version, d.IfVersion, sortie.ErrConflict)
 	}
-	if r.CancelRequested {
+	cancelBy := r.CancelRequestedMs + r.Policy.CancelTimeout().Milliseconds()
+	if r.CancelRequested && (r.CancelRequestedMs == 0 || d.NowMs >= cancelBy) {
 		return fmt.Errorf("defer run %s attempt %d: %w", r.ID, d.Attempt, sortie.ErrCancelRequested)
 	}
 	a, err := attemptOf(r, "defer", d.Attempt, d.LaunchID)
@@ -102,6 +103,9 @@ func Defer(r *sortie.Run, d sortie.Deferral) error {
 	until := d.UntilMs
 	if !a.Claimed() {
 		until = min(until, a.StartDeadlineMs(r.Policy))
+	}
+	if r.CancelRequested {
+		until = min(until, cancelBy) // the cancel deadline holds
 	}
 	r.LeaseExpiresMs = until
 	touch(r, d.NowMs)
@@ -292,6 +296,8 @@ func failAttempt(r *sortie.Run, a *sortie.Attempt, e *sortie.ErrorMessage, nowMs
 	}
 	a.Error = e
 	switch {
+	case budgetStopped(r): // r.Error and r.Reason say which budget and the spend
+		r.State = sortie.StateFailed
 	case r.CancelRequested:
 		r.State, r.Reason = sortie.StateCancelled, firstNonEmpty(r.Reason, "cancel requested")
 	case e.Type == sortie.ErrorTypeRejected:
@@ -340,7 +346,7 @@ func RequestCancel(r *sortie.Run, reason string, nowMs int64) (changed bool) {
 	}
 	first := !r.CancelRequested
 	if first {
-		r.CancelRequested = true
+		r.CancelRequested, r.CancelRequestedMs = true, nowMs
 		r.Reason = firstNonEmpty(reason, "cancel requested")
 	}
 	cur := r.Current()

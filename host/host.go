@@ -132,6 +132,9 @@ func (h *Host) openEngine(ctx context.Context) error {
 		h.closeParts()
 		return err
 	}
+	if p, ok := h.cp.(interface{ SetPricer(sortie.Pricer) }); ok {
+		p.SetPricer(h.cfg.Prices) // budgets are enforced with the host's table
+	}
 	h.engine = sortie.NewEngine(h.cp, l, h.cfg.Agents, &opts)
 	clientOpts := &sortie.ClientOptions{}
 	if h.cfg.AWS.Table != "" {

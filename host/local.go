@@ -105,6 +105,7 @@ func (h *Host) workerEnv() ([]string, error) {
 		env = append(env, EnvConfigEnv+"="+strings.Join(h.cfg.ConfigEnv, ","))
 	}
 	env = append(env, h.cfg.Destinations.Env()...)
+	env = append(env, h.cfg.Prices.Env()) // budgets are enforced with the host's table
 	refsEnv, err := h.cfg.configRefsEnv()
 	if err != nil {
 		return nil, err

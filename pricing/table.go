@@ -2,6 +2,7 @@ package pricing
 
 import (
 	_ "embed"
+	"encoding/json"
 	"fmt"
 	"maps"
 	"math/big"
@@ -159,3 +160,34 @@ func (t *Table) Set(key, usd string) (*Table, error) {
 
 // Keys returns the table's price keys, sorted.
 func (t *Table) Keys() []string { return slices.Sorted(maps.Keys(t.Prices)) }
+
+// EnvTable is the environment variable that carries a whole price table
+// as JSON (the format of prices.json) to a process that prices runs or
+// enforces budgets: a host passes its table, overrides included, to its
+// worker processes; a cloud worker's deployment sets it to the hosts'
+// table.
+const EnvTable = "SORTIE_PRICE_TABLE"
+
+// FromEnv returns the table of [EnvTable] read through getenv
+// (os.Getenv), or [Default] when it is unset. A table that does not parse
+// is a [*sortie.ValidationError] naming the variable.
+func FromEnv(getenv func(string) string) (*Table, error) {
+	v := getenv(EnvTable)
+	if v == "" {
+		return Default(), nil
+	}
+	t, err := Parse([]byte(v))
+	if err != nil {
+		return nil, sortie.Invalidf(EnvTable, "%v", err)
+	}
+	return t, nil
+}
+
+// Env returns the [EnvTable] setting that carries t.
+func (t *Table) Env() string {
+	b, err := json.Marshal(t)
+	if err != nil {
+		panic("pricing: encode table: " + err.Error()) // strings and integers always encode
+	}
+	return EnvTable + "=" + string(b)
+}

@@ -103,3 +103,32 @@ func FuzzParse(f *testing.F) {
 		}
 	})
 }
+
+// A table crosses to another process through the environment unchanged.
+func TestEnvRoundTrip(t *testing.T) {
+	set, err := pricing.Default().Set("local.second", "0.5")
+	if err != nil {
+		t.Fatal(err)
+	}
+	k, v, _ := strings.Cut(set.Env(), "=")
+	got, err := pricing.FromEnv(func(name string) string {
+		if name == k {
+			return v
+		}
+		return ""
+	})
+	if err != nil || got.Version != set.Version || got.Prices["local.second"].USD != "0.5" {
+		t.Fatalf("FromEnv(Env()) = version %q local.second %+v, %v; want %q and 0.5", got.Version, got.Prices["local.second"], err, set.Version)
+	}
+	run := &sortie.Run{Attempts: []sortie.Attempt{{Number: 1, Ref: &sortie.Ref{Provider: "local"}, Usage: &sortie.Usage{DurationMs: 1000}}}}
+	if c := got.Price(run); c.TotalNanoUSD != 500_000_000 {
+		t.Errorf("the table from the environment prices 1 s at %d n$, want 500,000,000", c.TotalNanoUSD)
+	}
+	if d, err := pricing.FromEnv(func(string) string { return "" }); err != nil || d.Version != pricing.Default().Version {
+		t.Errorf("FromEnv(unset) = %v, %v; want the default table", d, err)
+	}
+	var ve *sortie.ValidationError
+	if _, err := pricing.FromEnv(func(string) string { return "{" }); !errors.As(err, &ve) || ve.Field != pricing.EnvTable {
+		t.Errorf("FromEnv(bad JSON) = %v, want a ValidationError naming %s", err, pricing.EnvTable)
+	}
+}

@@ -21,10 +21,14 @@ func (p *pricesFlags) register(f *pflag.FlagSet) {
 	f.StringArrayVar(&p.set, "price", nil, "set one price, KEY=USD (dollars per the key's unit count, for example dynamodb.write_request_unit=0.5); repeatable")
 }
 
-// table returns the default table with the file's and the flags'
+// table returns the default table (or the one a host passed its worker
+// processes in SORTIE_PRICE_TABLE) with the file's and the flags'
 // overrides; errors are usage errors naming the flag.
 func (p *pricesFlags) table() (*pricing.Table, error) {
-	t := pricing.Default()
+	t, err := pricing.FromEnv(os.Getenv)
+	if err != nil {
+		return nil, usagef("%v", err)
+	}
 	if p.file != "" {
 		o, err := pricing.Load(p.file)
 		if err != nil {
@@ -37,7 +41,6 @@ func (p *pricesFlags) table() (*pricing.Table, error) {
 		if !ok {
 			return nil, usagef("--price %q: want KEY=USD", kv)
 		}
-		var err error
 		if t, err = t.Set(k, v); err != nil {
 			return nil, usagef("--price %q: %v", kv, err)
 		}

@@ -25,6 +25,7 @@ type submitFlags struct {
 	labels      []string
 	key         string
 	maxAttempts int
+	maxCost     string
 	policy      string
 }
 
@@ -39,6 +40,7 @@ func (s *submitFlags) register(c *cobra.Command) {
 	f.StringArrayVar(&s.labels, "label", nil, "a label KEY=VALUE; repeatable")
 	f.StringVar(&s.key, "idempotency-key", "", "submitting again with the same key returns the same run")
 	f.IntVar(&s.maxAttempts, "max-attempts", 0, "most attempts (default: the agent's, else 3)")
+	f.StringVar(&s.maxCost, "max-cost", "", "the run's budget in dollars (0.05): no attempt starts past it and a running one stops before it would pass it; the run then fails with budget_exceeded")
 	f.StringVar(&s.policy, "policy", "", `policy overrides as JSON, e.g. {"heartbeat_ms":1000,"lease_ms":3000}`)
 }
 
@@ -86,6 +88,13 @@ func (s *submitFlags) request(agent string) (*sortie.SubmitRequest, error) {
 	}
 	if s.maxAttempts != 0 {
 		policy.MaxAttempts = s.maxAttempts
+	}
+	if s.maxCost != "" {
+		n, err := sortie.ParseUSD(s.maxCost)
+		if err != nil || n == 0 {
+			return nil, usagef("--max-cost %q: want a positive amount of dollars such as 0.05", s.maxCost)
+		}
+		policy.MaxCostNanoUSD = int64(n)
 	}
 	req := &sortie.SubmitRequest{Agent: agent, Variables: b, ContextID: s.contextID, Labels: labels,
 		IdempotencyKey: s.key, Policy: policy, ConfigRefs: s.configRefs}

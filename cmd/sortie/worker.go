@@ -68,10 +68,15 @@ func (g *globals) reporters(report string) (func(*sortie.Invocation) (functions.
 	if g.aws.table != "" {
 		return nil, nil, usagef("%s works on the embedded state only; with --dynamodb-table attempts run on the worker Lambda function", g.commandName())
 	}
+	prices, err := g.prices.table()
+	if err != nil {
+		return nil, nil, err
+	}
 	cp, err := host.OpenState(g.stateDir)
 	if err != nil {
 		return nil, nil, err
 	}
+	cp.SetPricer(prices) // budgets are enforced with the host's table
 	// The invocation says how: the control plane, or callbacks to the host
 	// that launched it.
 	mk := func(inv *sortie.Invocation) (functions.Reporter, error) { return host.NewReporter(inv, cp) }

@@ -56,6 +56,8 @@ var properties = []property{
 	{"FinishFirstWins", testFinishFirstWins},
 	{"FinishOutputTooLarge", testFinishOutputTooLarge},
 	{"UsageOfEngineAndWorker", testUsageOfEngineAndWorker},
+	{"BudgetStopsAtHeartbeat", testBudgetStopsAtHeartbeat},
+	{"BudgetEndsRetries", testBudgetEndsRetries},
 	{"TerminalNeverChanges", testTerminalNeverChanges},
 	{"CancelStickyWhileClaimed", testCancelSticky},
 	{"CancelUnclaimedAtOnce", testCancelUnclaimed},

@@ -96,7 +96,11 @@ func testDefer(t *testing.T, f *fixture) {
 	}
 	_, err = f.cp.RequestCancel(f.ctx, run.ID, "stop")
 	must(t, "RequestCancel", err)
-	deferTo("Defer(cancel requested)", sortie.Deferral{UntilMs: T0 + 90_000, NowMs: T0 + 900}, sortie.ErrCancelRequested)
+	cancelBy := f.get(run.ID).CancelRequestedMs + sortie.DefaultCancelTimeoutMs
+	if r := deferTo("Defer(cancel requested)", sortie.Deferral{UntilMs: cancelBy + 60_000, NowMs: cancelBy - 1000}, nil); r.LeaseExpiresMs != cancelBy {
+		t.Errorf("Defer(cancel requested, far) lease = %d, want the cancel deadline %d", r.LeaseExpiresMs, cancelBy)
+	}
+	deferTo("Defer(cancel requested, past its deadline)", sortie.Deferral{UntilMs: cancelBy + 1000, NowMs: cancelBy}, sortie.ErrCancelRequested)
 	f.finish(run.ID, 1, lid, failure(sortie.ErrorTypeCancelled, false), T0+1000)
 	deferTo("Defer(terminal run)", sortie.Deferral{UntilMs: T0 + 90_000, NowMs: T0 + 1100}, sortie.ErrTerminal)
 

@@ -3,6 +3,7 @@ package awshost
 import (
 	"context"
 	"fmt"
+	"os"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -18,6 +19,7 @@ import (
 	"github.com/sortie-run/sortie/crypto/awskms"
 	"github.com/sortie-run/sortie/crypto/envelope"
 	lambdalauncher "github.com/sortie-run/sortie/launchers/lambda"
+	"github.com/sortie-run/sortie/pricing"
 )
 
 // Config names a host's AWS resources. Errors about a field name it as
@@ -115,6 +117,12 @@ func OpenWith(ctx context.Context, awsCfg aws.Config, cfg Config) (*Host, error)
 	if h.ControlPlane, err = dynamo.New(db, cfg.Table, &dynamo.Options{PageTokenKey: key, Liveness: liveness, MaxInFlight: maxInFlight}); err != nil {
 		return nil, fmt.Errorf("awshost: control plane: %w", err)
 	}
+	prices, err := pricing.FromEnv(os.Getenv) // a host sets its own table afterwards
+	if err != nil {
+		h.ControlPlane.Close()
+		return nil, err
+	}
+	h.ControlPlane.SetPricer(prices)
 	if h.keeper, err = h.openKeyring(); err != nil {
 		h.ControlPlane.Close()
 		return nil, err

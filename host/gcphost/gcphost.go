@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"os"
 	"path"
 
 	cloudrunapi "cloud.google.com/go/run/apiv2"
@@ -18,6 +19,7 @@ import (
 	"github.com/sortie-run/sortie/functions/gcpsecrets"
 	"github.com/sortie-run/sortie/host/awshost"
 	"github.com/sortie-run/sortie/launchers/cloudrun"
+	"github.com/sortie-run/sortie/pricing"
 )
 
 // ControlPlane is the container's control plane, closed when it exits.
@@ -107,10 +109,15 @@ func OpenControlPlane(ctx context.Context, env *fncloudrun.Env) (ControlPlane, e
 		}
 		return h.ControlPlane, nil
 	case env.SQLitePath != "":
+		prices, err := pricing.FromEnv(os.Getenv)
+		if err != nil {
+			return nil, err
+		}
 		cp, err := sqlite.Open(env.SQLitePath, nil)
 		if err != nil {
 			return nil, fmt.Errorf("gcphost: open control plane: %w", err)
 		}
+		cp.SetPricer(prices)
 		return cp, nil
 	}
 	return nil, nil
