@@ -48,7 +48,8 @@ type load struct {
 	after int
 }
 
-// pressureLoad is the suite's bounded run; SORTIE_PRESSURE_FULL=1 gives
+// pressureLoad is the suite's bounded run, its fault window longer than
+// the hold runs' lease (so heartbeats failing throughout would lose it); SORTIE_PRESSURE_FULL=1 gives
 // the issue's: 200 submissions/s and 50 attempts for 10 s, 30% throttled;
 // SORTIE_PRESSURE="RATE WINDOW ATTEMPTS SHARE AFTER" ("100 5s 20 0.3 50")
 // any other. The API sheds submissions beyond 64 in flight (about a
@@ -66,7 +67,7 @@ func pressureLoad() load {
 	if os.Getenv("SORTIE_PRESSURE_FULL") != "" {
 		return load{rate: 200, window: 10 * time.Second, attempts: 50, share: 0.3, after: 50}
 	}
-	return load{conc: 8, window: 3 * time.Second, attempts: 10, share: 0.3}
+	return load{conc: 4, window: 6 * time.Second, attempts: 10, share: 0.3}
 }
 
 // leaseMs is the hold runs' lease, in ms.
@@ -133,7 +134,8 @@ func startPressureRig(t *testing.T, attempts int) *pressureRig {
 }
 
 // beats is a worker's reporter that keeps the longest time between its
-// attempt's claim or successful heartbeats.
+// attempt's claim or successful heartbeats, counting the time up to a
+// failed heartbeat too (a lease lost for good ends in failures).
 type beats struct {
 	functions.Reporter
 	mu     sync.Mutex
@@ -141,29 +143,29 @@ type beats struct {
 	maxGap time.Duration
 }
 
-func (b *beats) mark() {
+func (b *beats) mark(ok bool) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	now := time.Now()
 	if !b.last.IsZero() {
 		b.maxGap = max(b.maxGap, now.Sub(b.last))
 	}
-	b.last = now
+	if ok {
+		b.last = now
+	}
 }
 
 func (b *beats) Claim(ctx context.Context) error {
 	err := b.Reporter.Claim(ctx)
 	if err == nil {
-		b.mark()
+		b.mark(true)
 	}
 	return err
 }
 
 func (b *beats) Heartbeat(ctx context.Context) (bool, error) {
 	cancel, err := b.Reporter.Heartbeat(ctx)
-	if err == nil {
-		b.mark()
-	}
+	b.mark(err == nil)
 	return cancel, err
 }
 
@@ -385,8 +387,8 @@ func TestThrottlingKeepsLeasesAndAnswers(t *testing.T) {
 			t.Errorf("%d submissions answered %d, want only 201, 200 or 429", statuses[s], s)
 		}
 	}
-	if total := refused["DynamoDB_20120810.UpdateItem"] + refused["DynamoDB_20120810.PutItem"]; total == 0 || r.lambda.refused.Load() == 0 {
-		t.Errorf("throttled writes %d, Lambda invokes %d: the faults never hit", total, r.lambda.refused.Load())
+	if total := refused["DynamoDB_20120810.UpdateItem"] + refused["DynamoDB_20120810.PutItem"]; total == 0 {
+		t.Errorf("throttled DynamoDB writes %d: the faults never hit", total)
 	}
 	if maxGap >= leaseMs*time.Millisecond {
 		t.Errorf("longest time between an attempt's successful heartbeats = %v, want under its lease (%d ms)", maxGap, leaseMs)
