@@ -102,19 +102,18 @@ func (e *Engine) request(ctx context.Context, method, path string, q url.Values,
 }
 
 // do sends a request and decodes a 2xx JSON answer into out (when not
-// nil). GETs, and submissions carrying an idempotency key, are tried
-// three times on transport errors, 429 (throttled) and 503 (unavailable),
-// waiting the answer's Retry-After when it asks for longer than the
-// backoff (200 ms, then 400 ms), while the request timeout lasts.
+// nil). GETs are tried three times on transport errors, 429 (throttled)
+// and 503 (unavailable); a submission carrying an idempotency key is
+// tried three times on 429 and 503 only (the host answered: a lost
+// answer is left to the caller's retry policy, see package remote). The
+// wait before a retry is the answer's Retry-After when it asks for longer
+// than the backoff (200 ms, then 400 ms), within the request timeout.
 func (e *Engine) do(ctx context.Context, method, path string, q url.Values, body, out any, hdr http.Header) (int, error) {
 	ctx, cancel := context.WithTimeout(ctx, e.opts.RequestTimeout)
 	defer cancel()
-	tries := 1
-	if method == http.MethodGet || hdr.Get(wire.IdempotencyKeyHeader) != "" {
-		tries = 3
-	}
+	get, keyed := method == http.MethodGet, hdr.Get(wire.IdempotencyKeyHeader) != ""
 	var err error
-	for i := range tries {
+	for i := range 3 {
 		if i > 0 {
 			if werr := wait(ctx, retryDelay(err, time.Duration(100<<i)*time.Millisecond)); werr != nil {
 				return 0, err
@@ -122,11 +121,17 @@ func (e *Engine) do(ctx context.Context, method, path string, q url.Values, body
 		}
 		var status int
 		status, err = e.once(ctx, method, path, q, body, out, hdr)
-		if err == nil || !retryable(err) {
+		if err == nil || !retryable(err) || !(get || keyed && hostAskedRetry(err)) {
 			return status, err
 		}
 	}
 	return 0, err
+}
+
+// hostAskedRetry reports an answer 429 or 503: the host asked for a retry.
+func hostAskedRetry(err error) bool {
+	var he *HostError
+	return errors.As(err, &he) && (he.Status == http.StatusTooManyRequests || he.Status == http.StatusServiceUnavailable)
 }
 
 func (e *Engine) once(ctx context.Context, method, path string, q url.Values, body, out any, hdr http.Header) (int, error) {
