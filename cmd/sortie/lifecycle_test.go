@@ -115,22 +115,18 @@ func TestKilledWorkerFailsWhenAttemptsAreExhausted(t *testing.T) {
 	}
 }
 
-// Cancel from another process stops the worker; the run is cancelled within
-// the heartbeat interval plus one second.
+// Cancel from another process stops the worker: the run is cancelled
+// although its lease and cancel timeout (1 min each) are longer than the
+// wait, so the worker stopped on the cancel itself, not on a backstop.
 func TestCancelStopsWorker(t *testing.T) {
 	c := newCLI(t)
 	cp := c.store()
-	const heartbeat = 500 * time.Millisecond
-	id := c.submit("probe", "--policy", `{"heartbeat_ms":500}`, "--var", "until_cancelled=true", "--var", "interval_ms=50")
+	id := c.submit("probe", "--policy", `{"heartbeat_ms":500,"lease_ms":60000,"cancel_timeout_ms":60000}`, "--var", "until_cancelled=true", "--var", "interval_ms=50")
 	pid := workerPID(t, c, cp, id, 1)
-	start := time.Now()
 	if r := c.run("cancel", string(id), "--reason", "test"); r.code != 0 {
 		t.Fatalf("sortie cancel: exit %d: %s", r.code, r.stderr)
 	}
 	waitFor(t, "state cancelled", waitLong, func() bool { return c.get(id).State == sortie.StateCancelled })
-	if took := time.Since(start); took > heartbeat+time.Second {
-		t.Errorf("run cancelled %s after cancel, want within heartbeat %s + 1s", took, heartbeat)
-	}
 	waitFor(t, "the worker process to exit", waitLong, func() bool { return !alive(pid) })
 	if run := c.get(id); !run.CancelRequested || run.Reason != "test" {
 		t.Errorf("cancelled run = cancel requested %v, reason %q; want true, %q", run.CancelRequested, run.Reason, "test")
