@@ -70,6 +70,21 @@ type ControlPlane interface {
 	// order, crossing attempts. ErrNotFound for an unknown run.
 	Events(ctx context.Context, id RunID, after Cursor, limit int) ([]Event, error)
 
+	// RecordStep records a durable step completed by the claimed, live
+	// attempt s names (s.Step.Attempt must be s.Attempt) and returns it
+	// as stored, RecordedMs set to s.NowMs. The first record of a name
+	// wins: the same step again ([Step.Same]) is a no-op that returns the
+	// stored one; other content under a recorded name MUST give
+	// ErrConflict, and so must a stale claim (ErrTerminal for a terminal
+	// run: its steps never change). A step breaking [Step.Validate], or a
+	// run that would hold more than [MaxSteps] steps or [MaxStepsBytes],
+	// gives a [*ValidationError].
+	RecordStep(ctx context.Context, s StepRecord) (*Step, error)
+
+	// Steps returns the run's recorded steps in [SortSteps] order (an
+	// empty list when it has none). ErrNotFound for an unknown run.
+	Steps(ctx context.Context, id RunID) ([]Step, error)
+
 	// Finish ends an attempt with its outcome. The first finish of an
 	// attempt wins; a later one is a no-op that returns the run unchanged
 	// and no error. A finish whose launch ID does not match the attempt, or

@@ -48,6 +48,7 @@ func FuzzDecodeMessage(f *testing.F) {
 		`{"error":{"type":"exit","message":"exit status 3","retryable":true}}`,
 		`{"interrupt":{"state":"input-required","prompt":"p","checkpoint":{"step":1}}}`,
 		`{"event":{"kind":"a"},"result":{"output":1}}`,
+		`{"step":{"version":"sortie.step/v1","name":"fetch","result":{"n":1},"secret":true,"started_ms":4,"duration_ms":2,"tries":1}}`,
 		`{"EVENT":{"KIND":"x","text":"\u00e9\ud800"}}`,
 	} {
 		f.Add([]byte(s))
@@ -85,6 +86,8 @@ func FuzzDecodeInvocation(f *testing.F) {
 		`{"version":"sortie.invocation/v1","run_id":"01JD0000000000000000000000","attempt":1,"launch_id":"l-1","agent":{"name":"probe","runtime":"go:probe"},"deadline_ms":1,"heartbeat_ms":1,"lease_ms":3,"report":{"mode":"control-plane"}}`,
 		`{"version":"sortie.invocation/v1","run_id":"01JD0000000000000000000000","attempt":2,"launch_id":"l","agent":{"name":"a","version":"1","runtime":"exec:wordfreq-py","description":"d","policy":{"max_attempts":3,"heartbeat_ms":5}},"variables":{ "text" : "x" },"config_refs":["db"],"sealed_config":{"k":"v"},"resume":{"checkpoint":{"step":1},"input":"yes"},"deadline_ms":9,"heartbeat_ms":5,"lease_ms":15,"report":{"mode":"callback","callback_url":"https://h/x","token":"t"},"traceparent":"00-x"}`,
 		`{"version":"sortie.invocation/v1","run_id":"01JD0000000000000000000000","attempt":1,"launch_id":"l","agent":{"name":"a","runtime":"go:a"},"config_refs":[],"resume":{},"deadline_ms":1,"heartbeat_ms":1,"lease_ms":1,"report":{"mode":"control-plane"}}`,
+		`{"version":"sortie.invocation/v1","run_id":"01JD0000000000000000000000","attempt":2,"launch_id":"l","agent":{"name":"a","runtime":"go:a"},"steps":[{"name":"s","attempt":1,"status":"completed","result":[1],"started_ms":1,"duration_ms":2,"tries":1,"recorded_ms":3},{"name":"t","attempt":1,"status":"completed","sealed":{"v":1},"started_ms":1,"duration_ms":0}],"deadline_ms":1,"heartbeat_ms":1,"lease_ms":1,"report":{"mode":"control-plane"}}`,
+		`{"version":"sortie.invocation/v1","run_id":"01JD0000000000000000000000","attempt":2,"launch_id":"l","agent":{"name":"a","runtime":"go:a"},"steps_ref":{"count":3,"bytes":100},"deadline_ms":1,"heartbeat_ms":1,"lease_ms":1,"report":{"mode":"control-plane"}}`,
 	} {
 		f.Add([]byte(s))
 	}

@@ -31,6 +31,15 @@ type Invocation struct {
 	SealedConfig json.RawMessage `json:"sealed_config,omitempty"`
 	// Resume is set on an attempt that continues an interrupted run.
 	Resume *Resume `json:"resume,omitempty"`
+	// Steps are the run's completed durable steps (see [Step]), recorded
+	// by earlier attempts: the worker replays them instead of running
+	// them again. Absent on a run's first attempt and when StepsRef
+	// stands in for them.
+	Steps []Step `json:"steps,omitempty"`
+	// StepsRef is set instead of Steps when carrying them would break the
+	// launcher's invocation limit: the worker reads them from where it
+	// reports.
+	StepsRef *StepsRef `json:"steps_ref,omitempty"`
 	// DeadlineMs is when the attempt must have ended, Unix ms.
 	DeadlineMs int64 `json:"deadline_ms"`
 	// HeartbeatMs and LeaseMs are the run's liveness policy, in ms.
@@ -117,6 +126,9 @@ func (inv *Invocation) validateRefs() error {
 	if err := checkJSON("sealed_config", inv.SealedConfig, 64<<10); err != nil {
 		return err
 	}
+	if err := inv.validateSteps(); err != nil {
+		return err
+	}
 	if inv.Resume != nil {
 		if err := checkJSON("resume.checkpoint", inv.Resume.Checkpoint, MaxResultBytes); err != nil {
 			return err
@@ -124,6 +136,18 @@ func (inv *Invocation) validateRefs() error {
 		return checkJSON("resume.input", inv.Resume.Input, MaxVariablesBytes)
 	}
 	return nil
+}
+
+func (inv *Invocation) validateSteps() error {
+	if inv.StepsRef != nil {
+		if len(inv.Steps) > 0 {
+			return invalidf("steps_ref", "set steps or steps_ref, not both")
+		}
+		if inv.StepsRef.Count < 1 || inv.StepsRef.Count > MaxSteps || inv.StepsRef.Bytes < 0 || inv.StepsRef.Bytes > MaxStepsBytes {
+			return invalidf("steps_ref", "count must be 1..%d and bytes 0..%d", MaxSteps, MaxStepsBytes)
+		}
+	}
+	return CheckSteps("steps", inv.Steps)
 }
 
 func (r *Report) validate() error {

@@ -144,31 +144,81 @@ func (i *Interrupt) Validate() error {
 	return checkJSON("interrupt.checkpoint", i.Checkpoint, MaxResultBytes)
 }
 
+// StepVersion names the format of a worker's step message
+// ([StepMessage]), version 1.
+const StepVersion = "sortie.step/v1"
+
+// StepMessage is a worker's report that a durable step completed (the
+// NDJSON "step" message, format [StepVersion]). The worker runtime records
+// it in the control plane before it takes the worker's next message, and
+// a later attempt of the run finds it in its invocation
+// ([Invocation.Steps]) instead of running the step again.
+type StepMessage struct {
+	// Version is [StepVersion].
+	Version string `json:"version"`
+	// Name is the step's name, unique in the run (see [CheckStepName]).
+	Name string `json:"name"`
+	// Result is the step's result: JSON of at most [MaxStepResultBytes].
+	Result json.RawMessage `json:"result"`
+	// Secret asks the worker runtime to store the result sealed (see
+	// [Step.Sealed]); a later attempt still gets it in the clear.
+	Secret bool `json:"secret,omitempty"`
+	// StartedMs is when the step's first try started, Unix ms. Optional.
+	StartedMs int64 `json:"started_ms,omitempty"`
+	// DurationMs is how long its tries took, in ms. Optional.
+	DurationMs int64 `json:"duration_ms,omitempty"`
+	// Tries is how many times it ran, from 1. Optional; defaults to 1.
+	Tries int `json:"tries,omitempty"`
+}
+
+// Validate checks the message's version, name, result and numbers.
+func (s *StepMessage) Validate() error {
+	if s.Version != StepVersion {
+		return invalidf("step.version", "%.40q is not supported (want %q)", s.Version, StepVersion)
+	}
+	if err := CheckStepName(s.Name); err != nil {
+		return err
+	}
+	if len(s.Result) == 0 {
+		return invalidf("step.result", "step %.64q: is required (JSON; null for none)", s.Name)
+	}
+	if err := checkJSON("step.result", s.Result, MaxStepResultBytes); err != nil {
+		return err
+	}
+	if s.StartedMs < 0 || s.DurationMs < 0 || s.Tries < 0 {
+		return invalidf("step", "step %.64q: started_ms, duration_ms and tries must not be negative", s.Name)
+	}
+	return nil
+}
+
 // Message is one line a worker writes (NDJSON): exactly one field is set.
 type Message struct {
 	Event     *Event        `json:"event,omitempty"`
+	Step      *StepMessage  `json:"step,omitempty"`
 	Result    *Result       `json:"result,omitempty"`
 	Error     *ErrorMessage `json:"error,omitempty"`
 	Interrupt *Interrupt    `json:"interrupt,omitempty"`
 }
 
 // Terminal reports whether m ends the attempt (result, error or interrupt).
-func (m *Message) Terminal() bool { return m.Event == nil }
+func (m *Message) Terminal() bool { return m.Result != nil || m.Error != nil || m.Interrupt != nil }
 
 // Validate checks that exactly one field is set and that it is valid.
 func (m *Message) Validate() error {
 	n := 0
-	for _, set := range []bool{m.Event != nil, m.Result != nil, m.Error != nil, m.Interrupt != nil} {
+	for _, set := range []bool{m.Event != nil, m.Step != nil, m.Result != nil, m.Error != nil, m.Interrupt != nil} {
 		if set {
 			n++
 		}
 	}
 	if n != 1 {
-		return invalidf("message", "exactly one of event, result, error, interrupt must be set, got %d", n)
+		return invalidf("message", "exactly one of event, step, result, error, interrupt must be set, got %d", n)
 	}
 	switch {
 	case m.Event != nil:
 		return m.Event.Validate()
+	case m.Step != nil:
+		return m.Step.Validate()
 	case m.Result != nil:
 		return checkJSON("result.output", m.Result.Output, MaxResultBytes)
 	case m.Error != nil:

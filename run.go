@@ -208,6 +208,12 @@ type Run struct {
 	// when the run is shown (see [Pricer]); never stored. Nil when the
 	// engine has no Pricer.
 	Cost *Cost `json:"cost,omitempty"`
+
+	// Steps are the run's completed durable steps, in the order of
+	// [SortSteps], as [Client.GetWithSteps] and the API's GET of a run
+	// show them (read apart, [ControlPlane.Steps]); never stored on the
+	// run record. A secret step shows no result (see [PublicSteps]).
+	Steps []Step `json:"steps,omitempty"`
 }
 
 // Current returns the run's current attempt, or nil before the first launch.

@@ -87,7 +87,7 @@ func RunConformanceTests(t *testing.T, newHarness func(t *testing.T) Harness) {
 	h := newHarness(t)
 	shared, notifies := h.SharedAcrossProcesses(), h.Notifies()
 	h.Close()
-	props := append(slices.Clone(properties), pushProperties...)
+	props := append(slices.Concat(properties, stepProperties), pushProperties...)
 	if notifies {
 		props = append(props, property{"NotifierWakesSubscribers", testNotifier})
 	}
@@ -98,7 +98,8 @@ func RunConformanceTests(t *testing.T, newHarness func(t *testing.T) Harness) {
 			property{"SharedHandlesReserveOnce", testSharedReserve},
 			property{"SharedHandlesAppendNoGaps", testSharedAppends},
 			property{"SharedHandlesContinueEachOthersPages", testSharedPages},
-			property{"SharedHandlesLeasePushOnce", testSharedPushLease})
+			property{"SharedHandlesLeasePushOnce", testSharedPushLease},
+			property{"SharedHandlesRecordStepsOnce", testSharedSteps})
 	}
 	for _, p := range props {
 		t.Run(p.name, func(t *testing.T) {

@@ -8,7 +8,8 @@
 // # Single-table layout
 //
 //	item                pk                       sk                       attributes
-//	run                 RUN#<id>                 RUN                      b (body), v, st, at, lp, ck, cx, sp, ls, lk, wt
+//	run                 RUN#<id>                 RUN                      b (body), v, st, at, lp, ck, cx, sp, ls, lk, wt, sn, sb
+//	step                RUN#<id>                 STEP#<step name>         b (the step)
 //	event batch         RUN#<id>                 EVT#<attempt:4>#<seq:10> b (the batch's events)
 //	idempotency record  IDEM#<len>#<scope>#<key> IDEM                     rid, h, exp (ms), ttl (s), b, wt
 //	push counter        RUN#<id>                 PUSH                     n (the run's push configs)
@@ -25,6 +26,12 @@
 // exception is ttl, the record's expiry rounded up to Unix seconds because
 // DynamoDB's TTL requires seconds; no code compares it. [KeyPrefixes]
 // lists the partition key prefixes, for IAM's dynamodb:LeadingKeys.
+//
+// A durable step is its own item, written with a count of the run's steps
+// and their bytes on the run item (sn, sb) in one TransactWriteItems
+// conditional on the version at which the claim was seen live: 2 × ⌈run
+// item KB⌉ + 2 × ⌈step item KB⌉ write units, 4 for small ones. The steps
+// are read with the run item by one Query (sort keys RUN..STEP$).
 //
 // # Indexes
 //

@@ -18,7 +18,7 @@ import (
 // DynamoDB's TTL, never compared by this package).
 const (
 	AttrPK      = "pk"  // S: partition key: RUN#<id> or IDEM#…
-	AttrSK      = "sk"  // S: sort key: RUN, IDEM, EVT#<attempt:4>#<seq:10>, PUSH or PUSH#<config id>
+	AttrSK      = "sk"  // S: sort key: RUN, IDEM, EVT#<attempt:4>#<seq:10>, PUSH, PUSH#<config id> or STEP#<step name>
 	AttrBody    = "b"   // B: the compressed JSON record (run, usage, event ends) or event batch
 	AttrVersion = "v"   // N: the run's Version
 	AttrState   = "st"  // S: the run's State

@@ -22,6 +22,8 @@ type ControlPlane struct {
 	// event (a, s).
 	events map[sortie.RunID][][]sortie.Event
 	idem   map[idemKey]idemRecord
+	// steps holds each run's recorded steps in recording order.
+	steps map[sortie.RunID][]sortie.Step
 	// push holds each run's push configurations by ID.
 	push map[sortie.RunID]map[string]sortie.PushConfig
 	// leases holds the push configurations' delivery leases.
@@ -56,6 +58,7 @@ func New() *ControlPlane {
 		runs:   make(map[sortie.RunID]*sortie.Run),
 		events: make(map[sortie.RunID][][]sortie.Event),
 		idem:   make(map[idemKey]idemRecord),
+		steps:  make(map[sortie.RunID][]sortie.Step),
 		push:   make(map[sortie.RunID]map[string]sortie.PushConfig),
 		now:    time.Now,
 	}

@@ -82,6 +82,15 @@ var migrations = []migration{
 	// Version 6: a push configuration's delivery lease (hosts sharing the
 	// file deliver each version once).
 	{apply: addPushLeaseColumns},
+	// Version 7: durable steps, one row per run and step name.
+	{sql: `CREATE TABLE IF NOT EXISTS steps (
+		run_id  TEXT NOT NULL REFERENCES runs (id),
+		name    TEXT NOT NULL,
+		attempt INTEGER NOT NULL, -- the attempt that recorded it
+		size    INTEGER NOT NULL, -- its result bytes (sortie.Step.Size)
+		body    TEXT NOT NULL,    -- the step as JSON
+		PRIMARY KEY (run_id, name)
+	) WITHOUT ROWID;`},
 }
 
 // batchEvents creates event_batches, one row per AppendEvents call (a
