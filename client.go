@@ -39,6 +39,23 @@ func (c *Client) Submit(ctx context.Context, req *SubmitRequest) (*Run, error) {
 // Get returns a run; ErrNotFound for an unknown ID.
 func (c *Client) Get(ctx context.Context, id RunID) (*Run, error) { return c.engine.Get(ctx, id) }
 
+// GetWithSteps is [Client.Get] with the run's durable steps
+// ([Run.Steps]) when the engine is a [StepReader], at the cost of one more
+// read of the control plane; a remote host's GET of a run carries them
+// already.
+func (c *Client) GetWithSteps(ctx context.Context, id RunID) (*Run, error) {
+	run, err := c.engine.Get(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	if sr, ok := c.engine.(StepReader); ok {
+		if run.Steps, err = sr.Steps(ctx, id); err != nil {
+			return nil, err
+		}
+	}
+	return run, nil
+}
+
 // List returns a page of runs, newest first.
 func (c *Client) List(ctx context.Context, q ListQuery) (*RunPage, error) {
 	return c.engine.List(ctx, q)

@@ -15,6 +15,11 @@ const (
 	MaxConfigBytes = 32 << 10
 	// MaxConfigEntries is the most variables it may set.
 	MaxConfigEntries = 64
+	// MinConfigValueBytes is the shortest value a variable may have: the
+	// worker masks every configuration value an agent echoes (in events,
+	// results, errors, prompts and logs), and a shorter one cannot be
+	// masked without masking ordinary text.
+	MinConfigValueBytes = 8
 )
 
 // configNamePattern is what an inline configuration variable is named:
@@ -38,7 +43,8 @@ type ConfigSealer interface {
 // ParseConfig decodes an inline configuration: a JSON object of at most
 // [MaxConfigBytes] whose at most [MaxConfigEntries] keys are environment
 // variable names (1-128 characters of A-Z, a-z, 0-9 and '_', not starting
-// with a digit) and whose values are strings without NUL bytes. Errors are
+// with a digit) and whose values are strings of at least
+// [MinConfigValueBytes] bytes without NUL bytes. Errors are
 // [*ValidationError]s for field "config" that name a key but never show a
 // value.
 func ParseConfig(b []byte) (map[string]string, error) {
@@ -63,6 +69,9 @@ func ParseConfig(b []byte) (map[string]string, error) {
 		}
 		if strings.ContainsRune(s, 0) {
 			return nil, invalidf("config", "the value of %s must not hold NUL bytes", k)
+		}
+		if len(s) < MinConfigValueBytes {
+			return nil, invalidf("config", "the value of %s is %d bytes, under %d: too short to mask safely where an agent echoes it", k, len(s), MinConfigValueBytes)
 		}
 		cfg[k] = s
 	}

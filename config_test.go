@@ -24,8 +24,8 @@ import (
 const hunter = "hunter2-secret-value"
 
 func TestParseConfig(t *testing.T) {
-	got, err := sortie.ParseConfig([]byte(`{"API_TOKEN":"` + hunter + `","_X1":""}`))
-	if diff := cmp.Diff(map[string]string{"API_TOKEN": hunter, "_X1": ""}, got); err != nil || diff != "" {
+	got, err := sortie.ParseConfig([]byte(`{"API_TOKEN":"` + hunter + `","_X1":"12345678"}`))
+	if diff := cmp.Diff(map[string]string{"API_TOKEN": hunter, "_X1": "12345678"}, got); err != nil || diff != "" {
 		t.Fatalf("ParseConfig(valid) = %v (-want +got):\n%s", err, diff)
 	}
 	many := map[string]string{}
@@ -43,6 +43,8 @@ func TestParseConfig(t *testing.T) {
 		"truncated":   `{"API_TOKEN":"` + hunter,
 		"too large":   `{"API_TOKEN":"` + strings.Repeat(hunter, sortie.MaxConfigBytes/len(hunter)) + `"}`,
 		"too many":    string(manyJSON),
+		"too short":   `{"API_TOKEN":"` + hunter + `","PIN":"1234567"}`,
+		"empty":       `{"API_TOKEN":""}`,
 	} {
 		_, err := sortie.ParseConfig([]byte(in))
 		var ve *sortie.ValidationError
@@ -168,17 +170,17 @@ func TestEngineReSealsConfigForEachAttempt(t *testing.T) {
 // secret is stored, and a resubmission with the key returns the run.
 func TestConfigIsNotInTheRequestHash(t *testing.T) {
 	r := newSealRig(t, localConfig(t), nil)
-	a, err := r.submit(`{"API_TOKEN":"one"}`, `{"events":0}`, "k")
+	a, err := r.submit(`{"API_TOKEN":"token-one"}`, `{"events":0}`, "k")
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, err := r.submit(`{"API_TOKEN":"two"}`, `{"events":0}`, "k")
+	b, err := r.submit(`{"API_TOKEN":"token-two"}`, `{"events":0}`, "k")
 	if err != nil || b.ID != a.ID {
 		t.Fatalf("Submit(same key, other config) = %v, %v; want run %s", b, err, a.ID)
 	}
 	plain := &sortie.SubmitRequest{Agent: "probe", IdempotencyKey: "k"}
 	withCfg := *plain
-	withCfg.Config = json.RawMessage(`{"API_TOKEN":"one"}`)
+	withCfg.Config = json.RawMessage(`{"API_TOKEN":"token-one"}`)
 	if plain.Hash() != withCfg.Hash() {
 		t.Error("Hash() differs with configuration, want it left out")
 	}
@@ -193,12 +195,22 @@ func (failSealer) Seal(context.Context, *sortie.Invocation) error {
 
 func TestSealFailureRecordsNoLaunch(t *testing.T) {
 	r := newSealRig(t, failSealer{localConfig(t)}, nil)
-	run, err := r.submit(`{"API_TOKEN":"x"}`, `{}`, "")
+	run, err := r.submit(`{"API_TOKEN":"xxxxxxxx"}`, `{}`, "")
 	if err != nil || run.State != sortie.StateSubmitted {
 		t.Fatalf("Submit with a transiently failing Seal = %+v, %v; want the run reserved (the reconciler launches it later)", run, err)
 	}
 	page, err := r.client.List(context.Background(), sortie.ListQuery{})
 	if err != nil || len(page.Runs) != 1 || page.Runs[0].Attempt != 0 {
 		t.Fatalf("List() = %+v, %v; want one reserved run with no launch recorded", page, err)
+	}
+}
+
+// A value too short to mask is refused when the configuration is sealed,
+// and the refusal names the variable, never the value.
+func TestParseConfigRefusesShortValues(t *testing.T) {
+	_, err := sortie.ParseConfig([]byte(`{"API_TOKEN":"` + hunter + `","PIN":"4711"}`))
+	var ve *sortie.ValidationError
+	if !errors.As(err, &ve) || !strings.Contains(err.Error(), "PIN") || strings.Contains(err.Error(), "4711") {
+		t.Fatalf("ParseConfig(a 4-byte PIN) = %v, want a ValidationError naming PIN without its value", err)
 	}
 }

@@ -216,6 +216,11 @@ func (e *Engine) priced(run *Run) *Run {
 // process launched it first) returns the current run without error.
 func (e *Engine) launch(ctx context.Context, run *Run) (*Run, error) {
 	inv := e.invocation(run, run.Attempt+1, NewLaunchID())
+	if err := e.withSteps(ctx, inv); err != nil {
+		// The reconciler launches it once its lease expires.
+		e.log.Warn("launch deferred", "run", run.ID, "attempt", inv.Attempt, "err", err)
+		return run, nil
+	}
 	meter := &Meter{}
 	if err := e.seal(WithMeter(ctx, meter), inv); errors.Is(err, ErrUnavailable) {
 		// Transient: the run stays reserved and the reconciler launches it

@@ -27,6 +27,8 @@ type Call struct {
 	log    *slog.Logger
 	client *http.Client
 	out    *sender
+	mask   *masker  // the attempt's configuration values; nil for none
+	steps  *journal // the run's durable steps
 	// abandoned is set when the worker reported the attempt without the
 	// handler, which did not return after its context ended.
 	abandoned atomic.Bool

@@ -29,8 +29,9 @@ const (
 	// callbackMaxBackoff.
 	callbackBackoff    = 100 * time.Millisecond
 	callbackMaxBackoff = 5 * time.Second
-	// maxCallbackResponseBytes bounds the response body read.
-	maxCallbackResponseBytes = 64 << 10
+	// maxCallbackResponseBytes bounds the response body read: the run's
+	// steps (sortie.MaxStepsBytes of results, escapes) and room.
+	maxCallbackResponseBytes = 2*sortie.MaxStepsBytes + 64<<10
 	// maxCallbackMessageBytes bounds the host's error message kept.
 	maxCallbackMessageBytes = 1 << 10
 )
@@ -41,8 +42,8 @@ const (
 var ErrCallbackAuth = errors.New("callback host refused the attempt's credentials")
 
 // NewCallbackReporter returns a [Reporter] that posts to inv.Report's
-// callback URL (routes /claim, /heartbeat, /events and /complete under
-// it) with client (optional; defaults to http.DefaultClient's settings).
+// callback URL (routes /claim, /heartbeat, /events, /step, /steps and
+// /complete under it) with client (optional; defaults to http.DefaultClient's settings).
 // Redirects are never followed. Every request carries the token's claims
 // in the Sortie-Attempt header and a Standard Webhooks signature of its
 // JSON body by the attempt secret (crypto/sign), with a fresh webhook-id
@@ -137,6 +138,22 @@ func (r *callbackReporter) Events(ctx context.Context, events []sortie.Event) er
 	return r.post(ctx, "/events", struct {
 		Events []sortie.Event `json:"events"`
 	}{events}, nil)
+}
+
+func (r *callbackReporter) Step(ctx context.Context, st sortie.Step) error {
+	return r.post(ctx, "/step", struct {
+		Step sortie.Step `json:"step"`
+	}{st}, nil)
+}
+
+func (r *callbackReporter) Steps(ctx context.Context) ([]sortie.Step, error) {
+	var out struct {
+		Steps []sortie.Step `json:"steps"`
+	}
+	if err := r.post(ctx, "/steps", struct{}{}, &out); err != nil {
+		return nil, err
+	}
+	return out.Steps, nil
 }
 
 func (r *callbackReporter) Finish(ctx context.Context, o sortie.Outcome) error {

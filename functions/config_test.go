@@ -56,7 +56,7 @@ func TestInlineConfigReachesTheHandler(t *testing.T) {
 	var seen map[string]string
 	w, logs := newWorker(configHandler(&seen))
 	inv := testInvocation("go:h", "")
-	opener := sealedFor(t, inv, fmt.Sprintf(`{"API_TOKEN":%q,"REGION":"eu"}`, testToken), localTestKEK(t))
+	opener := sealedFor(t, inv, fmt.Sprintf(`{"API_TOKEN":%q,"REGION":"eu-west-3"}`, testToken), localTestKEK(t))
 	w.InlineConfig = &InlineConfig{Opener: opener, Allow: []string{"API_TOKEN", "REGION", "UNUSED"}}
 	rep := newRecorder(t)
 	if _, err := w.Execute(context.Background(), inv, rep); err != nil {
@@ -66,7 +66,7 @@ func TestInlineConfigReachesTheHandler(t *testing.T) {
 	if o.Error != nil {
 		t.Fatalf("Execute finished with %+v, want a result", o.Error)
 	}
-	if diff := cmp.Diff(map[string]string{"API_TOKEN": testToken, "REGION": "eu"}, seen); diff != "" {
+	if diff := cmp.Diff(map[string]string{"API_TOKEN": testToken, "REGION": "eu-west-3"}, seen); diff != "" {
 		t.Errorf("Call.Config() (-want +got):\n%s", diff)
 	}
 	if o.Usage == nil || o.Usage.KMSRequests != 1 {
@@ -100,7 +100,7 @@ func TestInlineConfigAllowlist(t *testing.T) {
 	var seen map[string]string
 	w, _ := newWorker(configHandler(&seen))
 	inv := testInvocation("go:h", "")
-	opener := sealedFor(t, inv, fmt.Sprintf(`{"API_TOKEN":"a","AWS_SECRET_ACCESS_KEY":%q}`, testToken), localTestKEK(t))
+	opener := sealedFor(t, inv, fmt.Sprintf(`{"API_TOKEN":"aaaa-bbbb","AWS_SECRET_ACCESS_KEY":%q}`, testToken), localTestKEK(t))
 	w.InlineConfig = &InlineConfig{Opener: opener, Allow: []string{"API_TOKEN"}}
 	rep := newRecorder(t)
 	if _, err := w.Execute(context.Background(), inv, rep); err != nil {
@@ -163,11 +163,13 @@ func TestInlineConfigOpenFailures(t *testing.T) {
 }
 
 // An exec command gets the configuration in its environment, with its
-// own ExecSpec.Env, and never the sealed configuration on its stdin.
+// own ExecSpec.Env, and never the sealed configuration on its stdin. The
+// values it echoes in an event are masked before the event leaves the
+// worker.
 func TestInlineConfigReachesExecEnvironment(t *testing.T) {
 	w, _ := scriptWorker(t, "cfg", "config-env.sh", 0)
 	inv := testInvocation("exec:cfg", "")
-	opener := sealedFor(t, inv, fmt.Sprintf(`{"API_TOKEN":%q,"REGION":"eu"}`, testToken), localTestKEK(t))
+	opener := sealedFor(t, inv, fmt.Sprintf(`{"API_TOKEN":%q,"REGION":"eu-west-3"}`, testToken), localTestKEK(t))
 	w.InlineConfig = &InlineConfig{Opener: opener, Allow: []string{"API_TOKEN", "REGION"}}
 	rep := newRecorder(t)
 	if _, err := w.Execute(context.Background(), inv, rep); err != nil {
@@ -175,7 +177,7 @@ func TestInlineConfigReachesExecEnvironment(t *testing.T) {
 	}
 	o := rep.finished()
 	events, _, _ := rep.snapshot()
-	want := "API_TOKEN=" + testToken + " REGION=eu FOO=bar OTHER=unset"
+	want := "API_TOKEN=[REDACTED:API_TOKEN] REGION=[REDACTED:REGION] FOO=bar OTHER=unset"
 	if len(events) != 1 || events[0].Text != want {
 		t.Fatalf("the command reported %+v, want one event %q", events, want)
 	}

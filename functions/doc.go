@@ -50,6 +50,21 @@
 // of every attempt, and handlers see them with the inline configuration;
 // a failure names the reference by ID only.
 //
+// Durable steps: [Call.Step] (and the typed [Step]) runs a function once
+// per run. Its result is recorded in the control plane ([Reporter.Step])
+// before Step returns, and later attempts (retries, resumes) get it from
+// their invocation ([sortie.Invocation.Steps], or read through the
+// reporter for a [sortie.StepsRef]) without running it; a secret step is
+// sealed by the worker's [StepSealer]. Exec commands and session workers
+// report steps with the step message ([sortie.StepMessage]), which the
+// runtime records before it reads their next line (a session worker waits
+// for the answering [SessionStep] frame).
+//
+// Masking: every configuration value the attempt opened (inline and
+// referenced), in its plain, base64, base64url and hex forms, is replaced
+// by "[REDACTED:NAME]" in the attempt's events, step results, outcome and
+// log before anything leaves the worker.
+//
 // Handlers see the attempt through a [Call]: its variables, numbered events
 // ([Call.Emit], sent in batches: an event waits at most
 // [Worker.EventWindow], 5 ms by default, and every event is sent before

@@ -12,12 +12,11 @@ import (
 
 // execRunner returns the runner of runtime "exec:"+id. The command gets
 // the attempt's inline configuration in its environment, never in the
-// invocation on its stdin.
+// invocation on its stdin, and the run's recorded steps in the clear in
+// the invocation.
 func execRunner(id string, spec ExecSpec) runner {
 	return func(ctx context.Context, c *Call, margin time.Duration) sortie.Outcome {
-		inv := *c.inv
-		inv.SealedConfig = nil
-		input, err := json.Marshal(&inv)
+		input, err := json.Marshal(workerInvocation(c))
 		if err != nil {
 			return errorOutcome(errTypeError, fmt.Sprintf("exec:%s: encode invocation: %v", id, err), false)
 		}
@@ -27,7 +26,7 @@ func execRunner(id string, spec ExecSpec) runner {
 		if err != nil {
 			return errorOutcome(errTypeError, fmt.Sprintf("exec:%s: start: %v", id, err), false)
 		}
-		x := &execAttempt{id: id, call: c, p: p, grace: time.Duration(spec.GraceMs) * time.Millisecond, margin: margin}
+		x := &execAttempt{id: id, ctx: ctx, call: c, p: p, grace: time.Duration(spec.GraceMs) * time.Millisecond, margin: margin}
 		if x.grace <= 0 {
 			x.grace = defaultGraceMs * time.Millisecond
 		}
@@ -35,9 +34,19 @@ func execRunner(id string, spec ExecSpec) runner {
 	}
 }
 
+// workerInvocation is the invocation a worker process gets: no sealed
+// configuration, and the run's recorded steps in the clear.
+func workerInvocation(c *Call) *sortie.Invocation {
+	inv := *c.inv
+	inv.SealedConfig = nil
+	inv.Steps, inv.StepsRef = c.steps.list(), nil
+	return &inv
+}
+
 // execAttempt drives one exec worker process.
 type execAttempt struct {
 	id     string
+	ctx    context.Context // the handler's
 	call   *Call
 	p      *proc
 	grace  time.Duration
@@ -127,6 +136,10 @@ func (x *execAttempt) handle(m lineMessage) {
 		x.ended("it sent its " + terminalKind(m.msg) + " message")
 		return
 	}
+	if m.msg.Step != nil {
+		x.recordStep(m)
+		return
+	}
 	if err := x.forward(*m.msg.Event); err != nil {
 		var ve *sortie.ValidationError
 		if errors.As(err, &ve) {
@@ -135,6 +148,22 @@ func (x *execAttempt) handle(m lineMessage) {
 		}
 		x.fail(errTypeError, fmt.Sprintf("exec:%s: %v", x.id, err), true)
 	}
+}
+
+// recordStep records a step the worker reported, before its next message
+// is read, and reports step.completed. There is no answer to wait for: a
+// one-shot worker's stdin is closed.
+func (x *execAttempt) recordStep(m lineMessage) {
+	if _, err := x.call.steps.reported(x.ctx, m.msg.Step, x.call.inv.Attempt, false); err != nil {
+		var ve *sortie.ValidationError
+		if errors.As(err, &ve) {
+			x.fail(errTypeProtocol, fmt.Sprintf("exec:%s reported a step it must not: %v", x.id, atLine(m.line, err)), false)
+			return
+		}
+		x.fail(errTypeError, fmt.Sprintf("exec:%s: %v", x.id, err), true)
+		return
+	}
+	x.call.emitStep(EventStepCompleted, stepEvent{Name: m.msg.Step.Name, DurationMs: m.msg.Step.DurationMs, Tries: max(m.msg.Step.Tries, 1)})
 }
 
 // forward sends a worker's event: numbered when it has no seq, checked

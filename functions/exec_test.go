@@ -98,8 +98,15 @@ func checkWordfreq(t *testing.T, w *Worker, logs *logBuffer) {
 		t.Errorf("wordfreq-py finished with %+v, want result %s", got, want)
 	}
 	events, _, _ := rep.snapshot()
-	if len(events) != 2 || events[0].Seq != 1 || events[1].Seq != 2 || events[0].Kind != "progress" {
-		t.Errorf("wordfreq-py events = %+v, want two progress events numbered 1, 2", events)
+	want := []string{EventStepStarted, "wordfreq.step", "progress", EventStepCompleted, // count
+		EventStepStarted, "wordfreq.step", EventStepCompleted, // rank
+		EventStepStarted, "wordfreq.step", EventStepCompleted, // summarise
+		"progress"}
+	if d := cmp.Diff(want, eventKinds(events)); d != "" || events[len(events)-1].Seq != int64(len(want)) {
+		t.Errorf("wordfreq-py event kinds (-want +got), numbered 1..%d:\n%s", len(want), d)
+	}
+	if len(rep.steps) != 3 || rep.steps[2].Name != "summarise" || string(rep.steps[2].Result) != `"counted 9 words, 5 distinct"` {
+		t.Errorf("wordfreq-py recorded steps %+v, want count, rank and summarise", rep.steps)
 	}
 	if !strings.Contains(logs.String(), "wordfreq-py: run "+string(inv.RunID)) {
 		t.Errorf("logs = %q, want the worker's stderr line", logs.String())
@@ -109,8 +116,8 @@ func checkWordfreq(t *testing.T, w *Worker, logs *logBuffer) {
 	if _, err := w.Execute(context.Background(), testInvocation("exec:wordfreq-py", `{"text":7}`), rep); err != nil {
 		t.Fatal(err)
 	}
-	want := &sortie.ErrorMessage{Type: "invalid_argument", Message: "variables.text: must be a string, got int"}
-	if d := cmp.Diff(want, rep.finished().Error); d != "" {
+	wantErr := &sortie.ErrorMessage{Type: "invalid_argument", Message: "variables.text: must be a string, got int"}
+	if d := cmp.Diff(wantErr, rep.finished().Error); d != "" {
 		t.Errorf("wordfreq-py with text 7 (-want +got):\n%s", d)
 	}
 }
@@ -283,5 +290,22 @@ func TestExecStartFailure(t *testing.T) {
 	}
 	if got := rep.finished().Error; got == nil || got.Retryable || !strings.Contains(got.Message, "exec:gone: start") {
 		t.Errorf("missing program finished with %+v, want a non-retryable start error", got)
+	}
+}
+
+// An exec worker that reports one step name twice breaks the protocol:
+// the first is recorded, the attempt fails at the second, not retryable.
+func TestExecStepReportedTwice(t *testing.T) {
+	w, _ := scriptWorker(t, "twice", "step-twice.sh", 0)
+	rep := newRecorder(t)
+	if _, err := w.Execute(context.Background(), testInvocation("exec:twice", ""), rep); err != nil {
+		t.Fatal(err)
+	}
+	e := rep.finished().Error
+	if e == nil || e.Type != errTypeProtocol || e.Retryable || !strings.Contains(e.Message, `"fetch"`) {
+		t.Errorf("a step reported twice finished with %+v, want a protocol error naming it", e)
+	}
+	if len(rep.steps) != 1 || string(rep.steps[0].Result) != "1" {
+		t.Errorf("recorded %+v, want the first report only", rep.steps)
 	}
 }

@@ -30,8 +30,11 @@ type recorder struct {
 	heartbeats int
 	events     []sortie.Event
 	finishes   []sortie.Outcome
-	ops        []string // "events N", "heartbeat", "finish", in call order
+	ops        []string // "events N", "heartbeat", "step NAME", "finish", in call order
 	eventsErr  error    // what Events returns, when set
+	steps      []sortie.Step
+	stepErr    error         // what Step returns, when set
+	recorded   []sortie.Step // what Steps returns
 }
 
 func newRecorder(t *testing.T) *recorder { return &recorder{t: t} }
@@ -73,6 +76,25 @@ func (r *recorder) Events(_ context.Context, events []sortie.Event) error {
 	r.events = append(r.events, events...)
 	r.ops = append(r.ops, fmt.Sprintf("events %d", len(events)))
 	return nil
+}
+
+func (r *recorder) Step(_ context.Context, st sortie.Step) error {
+	defer r.enter("Step")()
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.ops = append(r.ops, "step "+st.Name)
+	if r.stepErr != nil {
+		return r.stepErr
+	}
+	r.steps = append(r.steps, st)
+	return nil
+}
+
+func (r *recorder) Steps(context.Context) ([]sortie.Step, error) {
+	defer r.enter("Steps")()
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return slices.Clone(r.recorded), nil
 }
 
 func (r *recorder) Finish(_ context.Context, o sortie.Outcome) error {

@@ -26,6 +26,15 @@ type Reporter interface {
 	Heartbeat(ctx context.Context) (cancelRequested bool, err error)
 	// Events reports numbered events of the attempt.
 	Events(ctx context.Context, events []sortie.Event) error
+	// Step records a durable step the attempt completed (its result
+	// sealed when it is secret, except toward a session's host, which
+	// seals it): ErrConflict when the run holds other content under its
+	// name or the claim is lost, ErrTerminal, a [*sortie.ValidationError]
+	// for a step the run has no room for.
+	Step(ctx context.Context, st sortie.Step) error
+	// Steps reads the run's recorded steps, for an invocation that names
+	// them by reference ([sortie.Invocation.StepsRef]).
+	Steps(ctx context.Context) ([]sortie.Step, error)
 	// Finish ends the attempt with its outcome.
 	Finish(ctx context.Context, o sortie.Outcome) error
 }
@@ -53,8 +62,8 @@ func NewReporter(inv *sortie.Invocation, cp sortie.ControlPlane, owner string, c
 }
 
 // NewControlPlaneReporter returns a [Reporter] that calls cp's Claim,
-// Heartbeat, AppendEvents and Finish with inv's run ID, attempt and launch
-// ID, claiming as owner (optional; defaults to "HOSTNAME/PID"). It returns
+// Heartbeat, AppendEvents, RecordStep, Steps and Finish with inv's run ID,
+// attempt and launch ID, claiming as owner (optional; defaults to "HOSTNAME/PID"). It returns
 // cp's errors unchanged (they wrap the sortie sentinels).
 func NewControlPlaneReporter(cp sortie.ControlPlane, inv *sortie.Invocation, owner string) Reporter {
 	if owner == "" {
@@ -96,6 +105,13 @@ func (r *cpReporter) Events(ctx context.Context, events []sortie.Event) error {
 	return err
 }
 
+func (r *cpReporter) Step(ctx context.Context, st sortie.Step) error {
+	_, err := r.cp.RecordStep(ctx, sortie.StepRecord{RunID: r.run, Attempt: r.attempt, LaunchID: r.launchID, Step: st, NowMs: nowMs()})
+	return err
+}
+
+func (r *cpReporter) Steps(ctx context.Context) ([]sortie.Step, error) { return r.cp.Steps(ctx, r.run) }
+
 func (r *cpReporter) Finish(ctx context.Context, o sortie.Outcome) error {
 	_, err := r.cp.Finish(sortie.LivenessContext(ctx), sortie.Finish{RunID: r.run, Attempt: r.attempt, LaunchID: r.launchID, Outcome: o, NowMs: nowMs()})
 	return err
@@ -104,9 +120,10 @@ func (r *cpReporter) Finish(ctx context.Context, o sortie.Outcome) error {
 func nowMs() int64 { return time.Now().UnixMilli() }
 
 // NewStreamReporter returns a [Reporter] that writes [sortie.Message] NDJSON
-// lines to w: one per event, then the terminal message (result, error or
-// interrupt; usage is not written). Claim does nothing and Heartbeat
-// reports no cancel request. Writes are serialised.
+// lines to w: one per event and step ([sortie.StepMessage], its result in
+// the clear; a sealed step is not written), then the terminal message (result, error or interrupt; usage
+// is not written). Claim does nothing, Heartbeat reports no cancel request
+// and Steps has none to read (an error). Writes are serialised.
 func NewStreamReporter(w io.Writer) Reporter { return &streamReporter{w: w} }
 
 type streamReporter struct {
@@ -131,6 +148,25 @@ func (r *streamReporter) Events(_ context.Context, events []sortie.Event) error 
 	return err
 }
 
+func (r *streamReporter) Step(_ context.Context, st sortie.Step) error {
+	if len(st.Sealed) > 0 {
+		return nil // its result is not in the clear here
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return WriteMessage(r.w, &sortie.Message{Step: stepMessage(st)})
+}
+
+func (r *streamReporter) Steps(context.Context) ([]sortie.Step, error) {
+	return nil, errors.New("a stream reporter has no steps to read: the invocation must carry them")
+}
+
+// stepMessage is the step message of st, whose result is in the clear.
+func stepMessage(st sortie.Step) *sortie.StepMessage {
+	return &sortie.StepMessage{Version: sortie.StepVersion, Name: st.Name, Result: st.Result, Secret: st.Secret,
+		StartedMs: st.StartedMs, DurationMs: st.DurationMs, Tries: st.Tries}
+}
+
 func (r *streamReporter) Finish(_ context.Context, o sortie.Outcome) error {
 	m := &sortie.Message{Error: o.Error, Interrupt: o.Interrupt}
 	if o.Result != nil {
@@ -142,9 +178,10 @@ func (r *streamReporter) Finish(_ context.Context, o sortie.Outcome) error {
 }
 
 // Tee returns a [Reporter] in which primary decides the claim and the
-// heartbeats (the others' Claim and Heartbeat are not called). Events go to
-// primary, and to the others only once primary took them; Finish goes to
-// all. The error is primary's, joined with the others'.
+// heartbeats (the others' Claim and Heartbeat are not called) and is read
+// for steps. Events and steps go to primary, and to the others only once
+// primary took them; Finish goes to all. The error is primary's, joined
+// with the others'.
 func Tee(primary Reporter, others ...Reporter) Reporter {
 	return &tee{primary: primary, others: others}
 }
@@ -163,6 +200,15 @@ func (t *tee) Events(ctx context.Context, events []sortie.Event) error {
 	}
 	return t.all(func(r Reporter) error { return r.Events(ctx, events) })
 }
+
+func (t *tee) Step(ctx context.Context, st sortie.Step) error {
+	if err := t.primary.Step(ctx, st); err != nil {
+		return err
+	}
+	return t.all(func(r Reporter) error { return r.Step(ctx, st) })
+}
+
+func (t *tee) Steps(ctx context.Context) ([]sortie.Step, error) { return t.primary.Steps(ctx) }
 
 func (t *tee) Finish(ctx context.Context, o sortie.Outcome) error {
 	err := t.primary.Finish(ctx, o)

@@ -38,6 +38,8 @@ var errAttemptEnded = errors.New("the attempt has ended")
 type sender struct {
 	rep    Reporter
 	window time.Duration // ≤ 0: each event is sent before event returns
+	// mask masks every event before it is queued; nil masks nothing.
+	mask *masker
 	// lost is called when the reporter says the claim is no longer live.
 	lost func()
 
@@ -67,6 +69,7 @@ func (s *sender) event(e sortie.Event) error {
 		s.mu.Unlock()
 		return s.failed
 	}
+	e = s.mask.event(e)
 	next := s.seq + 1
 	if e.Seq != 0 && e.Seq != next {
 		s.mu.Unlock()
@@ -171,6 +174,26 @@ func (s *sender) sendBatch(ctx context.Context, batch []sortie.Event) error {
 		s.lost()
 	}
 	return err
+}
+
+// step sends the pending events, then records st, so the step follows
+// every event emitted before it. It fails once the attempt ended or a
+// send failed. (A refusal does not stop the handler: ErrConflict may mean
+// other content under the step's name; the next heartbeat tells a lost
+// claim.)
+func (s *sender) step(st sortie.Step) error {
+	s.send.Lock()
+	defer s.send.Unlock()
+	s.mu.Lock()
+	ended, ctx := s.ended, s.ctx
+	s.mu.Unlock()
+	if ended {
+		return fmt.Errorf("record step %q: %w", st.Name, errAttemptEnded)
+	}
+	if err := s.flushLocked(true); err != nil {
+		return err
+	}
+	return call(ctx, reportTimeout, func(ctx context.Context) error { return s.rep.Step(ctx, st) })
 }
 
 // heartbeat sends the pending events, then a heartbeat, unless the

@@ -19,11 +19,17 @@ import (
 //
 //	{"invoke": {"invocation": {...sortie.invocation/v1...}, "config": {"NAME": "value"}}}
 //	{"cancel": {"launch_id": "..."}}
+//	{"step": {"launch_id": "...", "name": "...", "error": {...}}}
 //
 // The worker executes an invoked attempt and writes its worker messages
 // ([sortie.Message] lines: events, then exactly one result, error or
 // interrupt) on stdout, as a one-shot worker does; the terminal message
-// ends the attempt, and the worker then waits for the next invoke. One
+// ends the attempt, and the worker then waits for the next invoke. A step
+// message ([sortie.StepMessage]) is answered by a step frame once the host
+// recorded the step (no error) or could not ([SessionStep]); a worker
+// waits for it before it goes on, so a step is durable before the work
+// after it starts. The invocation carries the run's recorded steps with
+// their results in the clear (a secret step's too). One
 // attempt runs at a time: the host sends the next invoke only after the
 // terminal message. A cancel names the attempt in progress (a cancel of
 // another launch ID is ignored): the worker stops its handler and still
@@ -44,14 +50,28 @@ import (
 // worker's side ([Worker.ServeSession]).
 const SessionVersion = "sortie.session/v1"
 
-// maxFrameBytes bounds one frame: an invocation and its configuration.
-const maxFrameBytes = sortie.MaxInvocationBytes + sortie.MaxConfigBytes + 4<<10
+// maxFrameBytes bounds one frame: an invocation, its configuration and
+// the run's steps in the clear (escapes included).
+const maxFrameBytes = sortie.MaxInvocationBytes + sortie.MaxConfigBytes + 2*sortie.MaxStepsBytes + 64<<10
 
 // SessionFrame is one line the host writes to a session worker: exactly
 // one field is set.
 type SessionFrame struct {
 	Invoke *SessionInvoke `json:"invoke,omitempty"`
 	Cancel *SessionCancel `json:"cancel,omitempty"`
+	Step   *SessionStep   `json:"step,omitempty"`
+}
+
+// SessionStep answers a step message of the attempt with LaunchID: the
+// step Name was recorded (Error nil), or not: Error.Type is "conflict"
+// (other content under the name, or the claim lost), "terminal",
+// "invalid_argument" (the step was refused: a name used twice, a result
+// too large, a step recorded earlier that the worker ran again instead of
+// replaying it) or "unavailable".
+type SessionStep struct {
+	LaunchID string               `json:"launch_id"`
+	Name     string               `json:"name"`
+	Error    *sortie.ErrorMessage `json:"error,omitempty"`
 }
 
 // SessionInvoke starts an attempt.
@@ -69,9 +89,20 @@ type SessionCancel struct {
 // Validate checks that exactly one field is set and that it is valid. It
 // returns a [*sortie.ValidationError] naming the field.
 func (f *SessionFrame) Validate() error {
+	n := 0
+	for _, set := range []bool{f.Invoke != nil, f.Cancel != nil, f.Step != nil} {
+		if set {
+			n++
+		}
+	}
 	switch {
-	case (f.Invoke == nil) == (f.Cancel == nil):
-		return sortie.Invalidf("frame", "set exactly one of invoke and cancel")
+	case n != 1:
+		return sortie.Invalidf("frame", "set exactly one of invoke, cancel and step")
+	case f.Step != nil:
+		if f.Step.LaunchID == "" || f.Step.Name == "" {
+			return sortie.Invalidf("step", "launch_id and name are required")
+		}
+		return nil
 	case f.Cancel != nil:
 		if f.Cancel.LaunchID == "" {
 			return sortie.Invalidf("cancel.launch_id", "is required")

@@ -45,8 +45,7 @@ type sessionAttempt struct {
 // run sends the invoke, forwards the events until the terminal message,
 // and on ctx's end asks the process to stop, killing it after the grace.
 func (x *sessionAttempt) run(ctx context.Context) sortie.Outcome {
-	inv := *x.call.inv
-	inv.SealedConfig = nil
+	inv := *workerInvocation(x.call)
 	if tp, ts := sortie.TraceContextOf(ctx); tp != "" {
 		inv.TraceParent, inv.TraceState = tp, ts // the worker's spans go under the attempt's
 	}
@@ -65,7 +64,7 @@ func (x *sessionAttempt) run(ctx context.Context) sortie.Outcome {
 			if !open {
 				return x.ended()
 			}
-			if o, done := x.handle(m); done {
+			if o, done := x.handle(ctx, m); done {
 				return o
 			}
 		case <-ctxDone:
@@ -101,13 +100,16 @@ func (x *sessionAttempt) cancel(ctx context.Context, log *slog.Logger) <-chan ti
 }
 
 // handle takes one message of the attempt; done reports its outcome.
-func (x *sessionAttempt) handle(m lineMessage) (sortie.Outcome, bool) {
+func (x *sessionAttempt) handle(ctx context.Context, m lineMessage) (sortie.Outcome, bool) {
 	switch {
 	case m.err != nil:
 		return x.fail(errTypeProtocol, fmt.Sprintf("%s wrote an invalid message: %v", x.name, m.err), false), true
 	case m.msg.Terminal():
 		x.reusable = !x.killed
 		return sortie.OutcomeOf(m.msg), true
+	case m.msg.Step != nil:
+		x.step(ctx, m.msg.Step)
+		return sortie.Outcome{}, false
 	}
 	e := *m.msg.Event
 	e.Attempt = 0
@@ -122,6 +124,38 @@ func (x *sessionAttempt) handle(m lineMessage) (sortie.Outcome, bool) {
 		return x.fail(errTypeError, fmt.Sprintf("%s: %v", x.name, err), true), true
 	}
 	return sortie.Outcome{}, false
+}
+
+// step records a step the process reported and answers it with a step
+// frame. A Go session worker replays and reports its steps itself; for an
+// exec command the host reports step.completed.
+func (x *sessionAttempt) step(ctx context.Context, m *sortie.StepMessage) {
+	ack := &SessionStep{LaunchID: x.call.inv.LaunchID, Name: m.Name}
+	if _, err := x.call.steps.reported(ctx, m, x.call.inv.Attempt, x.own); err != nil {
+		ack.Error = &sortie.ErrorMessage{Type: stepErrorType(err), Message: clip(err.Error())}
+	} else if !x.own {
+		x.call.emitStep(EventStepCompleted, stepEvent{Name: m.Name, DurationMs: m.DurationMs, Tries: max(m.Tries, 1)})
+	}
+	if x.killed {
+		return
+	}
+	x.deadline()
+	if err := WriteSessionFrame(x.w.stdin, &SessionFrame{Step: ack}); err != nil {
+		x.call.log.Warn("send the step's answer to the worker process", "step", m.Name, "err", err)
+	}
+}
+
+// stepErrorType is the error type of a step frame for err.
+func stepErrorType(err error) string {
+	switch {
+	case errors.Is(err, sortie.ErrInvalidArgument):
+		return errTypeInvalid
+	case errors.Is(err, sortie.ErrTerminal):
+		return "terminal"
+	case errors.Is(err, sortie.ErrConflict):
+		return "conflict"
+	}
+	return "unavailable"
 }
 
 // fail stops the process, which must take no other attempt.

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"io"
 	"time"
+
+	"github.com/sortie-run/sortie"
 )
 
 // sessionEventWindow is how long a session worker gathers events before it
@@ -87,6 +89,7 @@ type sessionWorker struct {
 type running struct {
 	launchID string
 	cancel   context.CancelCauseFunc
+	acks     chan *SessionStep // the host's answers to its step messages
 }
 
 func (s *sessionWorker) handle(ctx context.Context, f frameOrErr) error {
@@ -96,6 +99,14 @@ func (s *sessionWorker) handle(ctx context.Context, f frameOrErr) error {
 	case f.f.Cancel != nil:
 		if s.running != nil && s.running.launchID == f.f.Cancel.LaunchID {
 			s.running.cancel(errCancelRequested)
+		}
+		return nil
+	case f.f.Step != nil:
+		if s.running != nil && s.running.launchID == f.f.Step.LaunchID {
+			select {
+			case s.running.acks <- f.f.Step:
+			default: // nobody waits for it
+			}
 		}
 		return nil
 	case s.running != nil:
@@ -108,12 +119,13 @@ func (s *sessionWorker) handle(ctx context.Context, f frameOrErr) error {
 	}
 	inv, cfg := f.f.Invoke.Invocation, f.f.Invoke.Config
 	actx, cancel := context.WithCancelCause(ctx)
-	s.running = &running{launchID: inv.LaunchID, cancel: cancel}
+	s.running = &running{launchID: inv.LaunchID, cancel: cancel, acks: make(chan *SessionStep, 1)}
+	rep := &sessionReporter{Reporter: s.out, acks: s.running.acks, stopped: actx.Done()}
 	w := *s.w
 	w.EventWindow = sessionEventWindow
 	go func() {
 		defer cancel(nil)
-		_, a, err := w.execute(actx, inv, s.out, &opened{cfg: cfg})
+		_, a, err := w.execute(actx, inv, rep, &opened{cfg: cfg})
 		if err == nil && a != nil && a.call != nil && a.call.abandoned.Load() {
 			err = fmt.Errorf("session: the handler of run %s attempt %d did not return after its context ended; this process must not take another attempt", inv.RunID, inv.Attempt)
 		}
@@ -130,4 +142,50 @@ func (s *sessionWorker) stop(cause error) error {
 	s.running.cancel(cause)
 	s.running = nil
 	return <-s.done
+}
+
+// sessionReporter is a session worker's reporter of one attempt: its
+// messages go to stdout, and a step waits for the host's step frame.
+type sessionReporter struct {
+	Reporter                     // the stream reporter of stdout
+	acks     <-chan *SessionStep // the host's answers
+	stopped  <-chan struct{}     // closed when the attempt is stopped
+}
+
+// Step writes the step message and returns when the host answered it:
+// nil once the step is recorded, else the error the answer names (not
+// retried: the host takes a step's name once per attempt).
+func (r *sessionReporter) Step(ctx context.Context, st sortie.Step) error {
+	if err := r.Reporter.Step(ctx, st); err != nil {
+		return err
+	}
+	for {
+		select {
+		case ack := <-r.acks:
+			if ack.Name == st.Name {
+				return ackError(ack)
+			}
+		case <-r.stopped:
+			return fmt.Errorf("record step %q: the attempt was stopped before the host answered", st.Name)
+		case <-ctx.Done():
+			return fmt.Errorf("record step %q: no answer from the host: %w", st.Name, context.Cause(ctx))
+		}
+	}
+}
+
+// ackError maps a step frame's error back to the sentinel it stands for.
+func ackError(ack *SessionStep) error {
+	e := ack.Error
+	if e == nil {
+		return nil
+	}
+	switch e.Type {
+	case "conflict":
+		return fmt.Errorf("record step %q: %s: %w", ack.Name, e.Message, sortie.ErrConflict)
+	case "terminal":
+		return fmt.Errorf("record step %q: %s: %w", ack.Name, e.Message, sortie.ErrTerminal)
+	case errTypeInvalid:
+		return sortie.Invalidf("step", "%s", e.Message)
+	}
+	return fmt.Errorf("record step %q: the host could not record it: %s", ack.Name, e.Message)
 }

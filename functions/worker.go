@@ -63,6 +63,11 @@ type Worker struct {
 	// defaults to [DefaultEventWindow]; negative sends each event before
 	// [Call.Emit] returns.
 	EventWindow time.Duration
+	// StepSealer seals the results of secret steps ([StepOptions.Secret])
+	// before they are recorded, and opens them for later attempts.
+	// Optional; without it a secret step fails and a run holding one
+	// cannot be continued here.
+	StepSealer StepSealer
 	// Warm maps runtimes to pools of warm worker processes that run them
 	// ([SessionVersion]): key "go" runs every "go:NAME" handler of the
 	// Registry in the pool's processes (`sortie worker --session`, the
@@ -163,12 +168,13 @@ func (w *Worker) execute(ctx context.Context, inv *sortie.Invocation, rep Report
 		log.Info("claim refused; nothing executed", "err", err)
 		return sortie.Outcome{}, nil, fmt.Errorf("worker: claim refused, nothing executed: %w", err)
 	}
-	a = &attempt{inv: inv, log: log, client: client, renewedAt: claimed}
+	a = &attempt{inv: inv, log: log, client: client, renewedAt: claimed, sealer: w.StepSealer}
 	if pre != nil {
 		a.cfg, a.session = pre.cfg, true
 	}
 	a.out = &sender{rep: rep, ctx: context.WithoutCancel(ctx), window: w.eventWindow()}
 	o, kmsRequests := w.run(ctx, a)
+	o = a.mask.outcome(o)
 	if err := o.Validate(); err != nil {
 		o = errorOutcome(errTypeOutput, "invalid outcome: "+err.Error(), false)
 	}
@@ -227,10 +233,16 @@ func (w *Worker) run(ctx context.Context, a *attempt) (sortie.Outcome, int) {
 		// cfg is never written again: an abandoned handler may still read it.
 		a.cfg = cfg
 	}
+	a.masking()
 	r, ok := w.resolve(a.inv.Agent.Runtime)
 	if !ok {
 		return errorOutcome(sortie.ErrorTypeRejected, "no runtime "+a.inv.Agent.Runtime+" on this worker host", false), kmsRequests
 	}
+	steps, refused := a.loadSteps(ctx)
+	if refused != nil {
+		return *refused, kmsRequests
+	}
+	a.steps = newJournal(steps, a.recordStep)
 	return a.execute(ctx, r), kmsRequests
 }
 
@@ -277,6 +289,14 @@ func (w *Worker) configure(ctx context.Context, inv *sortie.Invocation) (map[str
 	return cfg, kmsRequests, nil
 }
 
+// masking masks what leaves the attempt from now on: its events, its log
+// and (in Execute) its outcome.
+func (a *attempt) masking() {
+	a.mask = newMasker(a.cfg)
+	a.out.mask = a.mask
+	a.log = a.mask.logger(a.log)
+}
+
 // attempt is one claimed attempt being executed.
 type attempt struct {
 	inv             *sortie.Invocation
@@ -287,6 +307,9 @@ type attempt struct {
 	log             *slog.Logger
 	client          *http.Client // of the destination policy
 	out             *sender
+	mask            *masker    // of cfg; nil when it holds nothing to mask
+	sealer          StepSealer // nil without one
+	steps           *journal
 	cancel          context.CancelCauseFunc
 	cancelRequested atomic.Bool
 }
@@ -302,7 +325,7 @@ func (a *attempt) execute(ctx context.Context, r runner) sortie.Outcome {
 	defer stop()
 	done := make(chan struct{})
 	beating := a.heartbeats(done)
-	a.call = &Call{inv: a.inv, cfg: a.cfg, log: a.log, client: a.client, out: a.out}
+	a.call = &Call{inv: a.inv, cfg: a.cfg, log: a.log, client: a.client, out: a.out, mask: a.mask, steps: a.steps}
 	o := r(hctx, a.call, margin)
 	close(done)
 	<-beating

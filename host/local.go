@@ -154,6 +154,7 @@ func NewWorker(cfg Config) (*functions.Worker, error) {
 	}
 	if opener != nil {
 		w.InlineConfig = &functions.InlineConfig{Opener: opener, Allow: cfg.ConfigEnv}
+		w.StepSealer, _ = opener.(functions.StepSealer)
 	}
 	return w, nil
 }

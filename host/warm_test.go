@@ -23,7 +23,7 @@ func warmHost(t *testing.T, cfg host.Config) *host.Host {
 
 func TestWarmWorkersRunAttemptsWithTheirOwnConfiguration(t *testing.T) {
 	h := warmHost(t, host.Config{ConfigEnv: []string{"API_TOKEN", "REGION"}, WorkerPoolSize: 2})
-	for _, config := range []string{`{"API_TOKEN":"` + secretValue + `"}`, `{"REGION":"eu"}`, ``} {
+	for _, config := range []string{`{"API_TOKEN":"` + secretValue + `"}`, `{"REGION":"eu-west-3"}`, ``} {
 		run, err := h.Client().Submit(t.Context(), &sortie.SubmitRequest{Agent: "probe",
 			Variables: json.RawMessage(`{"events":2,"config_names":true}`), Config: json.RawMessage(config)})
 		if err != nil {

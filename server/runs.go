@@ -83,7 +83,9 @@ func checkQuery(r *http.Request, allowed ...string) error {
 
 // get: GET /v1/runs/{id}[?wait_ms=N]. With wait_ms it is a long poll:
 // it answers once the run is terminal or interrupted, or with the run as
-// it is after wait_ms (or when the server drains).
+// it is after wait_ms (or when the server drains). Without it the run
+// carries its durable steps (one more read; a long poll's answer has
+// none).
 func (s *Server) get(w http.ResponseWriter, r *http.Request) {
 	id, err := runID(r)
 	var wait time.Duration
@@ -96,6 +98,9 @@ func (s *Server) get(w http.ResponseWriter, r *http.Request) {
 	}
 	if err == nil && wait > 0 && !settled(run) {
 		run, err = s.waitSettled(r.Context(), run, wait)
+	}
+	if err == nil && wait == 0 {
+		run.Steps, err = s.eng.Steps(r.Context(), id)
 	}
 	if err != nil {
 		s.writeError(w, r, err)

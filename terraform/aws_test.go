@@ -220,6 +220,8 @@ func TestAWSPoliciesAllowWhatTheCodeCalls(t *testing.T) {
 		"worker": {
 			"ControlPlaneItems":    itemGrant,
 			"OpenInvocationConfig": {Actions: []string{"kms:Decrypt"}, Resources: []string{key}, Condition: only(envelope.PurposeInvocation)},
+			"SealStepResults":      {Actions: []string{"kms:GenerateDataKey"}, Resources: []string{key}, Condition: only(envelope.PurposeStep)},
+			"OpenStepResults":      {Actions: []string{"kms:Decrypt"}, Resources: []string{key}, Condition: only(envelope.PurposeStep)},
 			// Lambda sends a failed async invocation to the destination with
 			// the worker's role.
 			"OnFailureDestination": {Actions: invoke, Resources: []string{"aws_lambda_function.reconciler.arn"}},

@@ -134,9 +134,10 @@ func TestBadInput(t *testing.T) {
 		{[]string{"run", "probe", "--state-dir", "/proc/no/such"}, "--state-dir"},
 		{[]string{"submit", "probe", "--policy", `{"heartbeat_ms":1000,"lease_ms":2999}`}, "policy.heartbeat_ms"},
 		{[]string{"submit", "probe", "--config-file", big}, "config"},
-		{[]string{"submit", "probe", "--config-file", cfgFile(t, `{"API_TOKEN":"x"}`)}, "--config-env"},
+		{[]string{"submit", "probe", "--config-file", cfgFile(t, `{"API_TOKEN":"xxxxxxxx"}`)}, "--config-env"},
 		{[]string{"submit", "probe", "--config-env", "API_TOKEN", "--config-file", cfgFile(t, `{"API_TOKEN":null}`)}, "JSON string"},
-		{[]string{"submit", "probe", "--config-env", "API_TOKEN", "--config-file", cfgFile(t, `{"OTHER":"x"}`)}, "not in --config-env"},
+		{[]string{"submit", "probe", "--config-env", "API_TOKEN", "--config-file", cfgFile(t, `{"OTHER":"xxxxxxxx"}`)}, "not in --config-env"},
+		{[]string{"submit", "probe", "--config-env", "API_TOKEN", "--config-file", cfgFile(t, `{"API_TOKEN":"short"}`)}, "too short to mask"},
 		{[]string{"list", "--state-dir", ""}, "--state-dir"},
 	} {
 		r := c.run(tc.args...)

@@ -3,6 +3,7 @@ package main
 import (
 	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 	"strings"
 	"text/tabwriter"
@@ -19,7 +20,7 @@ func newGetCmd(g *globals) *cobra.Command {
 		Args:  exactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return g.withHost(func(t *target) error {
-				run, err := t.client.Get(cmd.Context(), sortie.RunID(args[0]))
+				run, err := t.client.GetWithSteps(cmd.Context(), sortie.RunID(args[0]))
 				if err != nil {
 					return err
 				}
@@ -56,6 +57,7 @@ func printRun(g *globals, run *sortie.Run) {
 		}
 		fmt.Fprintln(w)
 	}
+	printSteps(w, run.Steps)
 	if run.Cost != nil {
 		fmt.Fprintf(w, "cost\t%s\n", costLine(run.Cost))
 	}
@@ -67,6 +69,18 @@ func printRun(g *globals, run *sortie.Run) {
 		fmt.Printf("needs %s: %s\nresume with: sortie%s resume %s --input JSON\n", run.State, run.Interrupt.Prompt, g.hostArgs(), run.ID)
 	case run.Error != nil:
 		fmt.Printf("%s: %s\n", run.Error.Type, run.Error.Message)
+	}
+}
+
+// printSteps prints one line per durable step: name, the attempt that
+// ran it, tries and duration (never a result).
+func printSteps(w io.Writer, steps []sortie.Step) {
+	for _, st := range steps {
+		secret := ""
+		if st.Secret {
+			secret = ", secret"
+		}
+		fmt.Fprintf(w, "step %s	%s by attempt %d, %d tries, %d ms%s\n", st.Name, st.Status, st.Attempt, st.Tries, st.DurationMs, secret)
 	}
 }
 

@@ -108,6 +108,13 @@ func copyRun(r *sortie.Run) *sortie.Run {
 			c.Attempts[i] = copyAttempt(r.Attempts[i])
 		}
 	}
+	if r.Steps != nil {
+		c.Steps = make([]sortie.Step, len(r.Steps))
+		for i, st := range r.Steps {
+			st.Result, st.Sealed = bytes.Clone(st.Result), bytes.Clone(st.Sealed)
+			c.Steps[i] = st
+		}
+	}
 	return &c
 }
 

@@ -24,7 +24,7 @@ func (c *ControlPlane) RecordStep(ctx context.Context, s sortie.StepRecord) (*so
 	var step sortie.Step
 	inserted := false
 	err := c.write(ctx, func(ctx context.Context, tx *stmtCache) error {
-		r, err := loadRun(ctx, tx, s.RunID)
+		r, err := c.runs.load(ctx, tx, s.RunID, false)
 		if err != nil {
 			return err
 		}
@@ -96,7 +96,7 @@ func (c *ControlPlane) Steps(ctx context.Context, id sortie.RunID) ([]sortie.Ste
 	}
 	out, err := readSteps(ctx, c.rq, id)
 	if err == nil && len(out) == 0 {
-		_, err = loadRun(ctx, c.rq, id) // no steps: does the run exist?
+		_, err = c.runs.load(ctx, c.rq, id, true) // no steps: does the run exist?
 	}
 	if err != nil {
 		return nil, c.wrap("steps", err)

@@ -117,6 +117,10 @@ type Binding struct {
 	// Agent names the run's agent. It is sent to the key-management
 	// service. Required.
 	Agent string
+	// Subject names what in the run the data is, for example a step's
+	// name ([PurposeStep]); bound by the associated data only, never sent
+	// to the key-management service. Optional.
+	Subject string
 }
 
 // Validate checks the binding's fields and returns a
@@ -132,6 +136,9 @@ func (b Binding) Validate() error {
 	}
 	if b.Attempt < 0 || b.Attempt > 1000 {
 		return sortie.Invalidf("binding.attempt", "%d outside 0..1000", b.Attempt)
+	}
+	if len(b.Subject) > maxContextValueBytes || !utf8.ValidString(b.Subject) {
+		return sortie.Invalidf("binding.subject", "must be at most %d bytes of UTF-8", maxContextValueBytes)
 	}
 	return nil
 }
@@ -181,5 +188,9 @@ func associatedData(kid string, ec map[string]string, b Binding) []byte {
 	ad = appendField(ad, strconv.Itoa(b.Attempt))
 	ad = appendField(ad, b.InvocationVersion)
 	ad = appendField(ad, b.Purpose)
-	return appendField(ad, b.Agent)
+	ad = appendField(ad, b.Agent)
+	if b.Subject != "" { // absent from envelopes made before the field
+		ad = appendField(ad, b.Subject)
+	}
+	return ad
 }

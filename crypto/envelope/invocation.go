@@ -18,6 +18,10 @@ const (
 	// PurposeInvocation is the copy in one attempt's invocation, bound to
 	// that attempt. Only the worker opens it.
 	PurposeInvocation = "invocation-config"
+	// PurposeStep is a secret step's result (functions.StepSealer), bound
+	// to the run and the step's name, not to an attempt: the worker seals
+	// it and the workers of later attempts open it.
+	PurposeStep = "step-result"
 )
 
 // Config seals and opens the inline configuration of runs with a [Keeper].
@@ -80,6 +84,33 @@ func (c *Config) Seal(ctx context.Context, inv *sortie.Invocation) error {
 	}
 	inv.SealedConfig = sealed
 	return nil
+}
+
+func forStep(inv *sortie.Invocation, name string) Binding {
+	return Binding{RunID: string(inv.RunID), InvocationVersion: inv.Version, Purpose: PurposeStep,
+		Agent: inv.Agent.Name, Subject: name}
+}
+
+// SealStep implements functions.StepSealer: it seals a secret step's
+// result, bound to inv's run and agent and to the step's name
+// ([PurposeStep]).
+func (c *Config) SealStep(ctx context.Context, inv *sortie.Invocation, name string, result []byte) (json.RawMessage, error) {
+	sealed, err := c.k.Seal(ctx, result, forStep(inv, name))
+	if err != nil {
+		return nil, fmt.Errorf("seal step %q of run %s: %w", name, inv.RunID, err)
+	}
+	return sealed, nil
+}
+
+// OpenStep implements functions.StepSealer: it opens what SealStep sealed
+// for the same run, agent and step name. Errors are those of
+// [Keeper.Open].
+func (c *Config) OpenStep(ctx context.Context, inv *sortie.Invocation, name string, sealed json.RawMessage) ([]byte, error) {
+	pt, err := c.k.Open(ctx, sealed, forStep(inv, name))
+	if err != nil {
+		return nil, fmt.Errorf("open step %q of run %s: %w", name, inv.RunID, err)
+	}
+	return pt, nil
 }
 
 // Open opens inv.SealedConfig, which must be bound to inv's run, attempt

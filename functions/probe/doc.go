@@ -6,6 +6,13 @@
 //	events          int     events of kind "progress" to emit first (default 3, at most 10000)
 //	interval_ms     int     pause between events, in ms (default 0)
 //	text            string  the text of every progress event (default "event I of N")
+//	steps           int     then run the durable steps "step-1" .. "step-N"
+//	                        (at most 100) with [functions.Step]: each, when it
+//	                        runs, emits an event of kind "probe.step" and
+//	                        returns {"step":I,"attempt":K} ([StepResult]); a
+//	                        later attempt replays the recorded ones; the
+//	                        result gains "steps": [RESULT, ...]
+//	crash_after_step int    with crash_attempts, crash after step N instead
 //	crash_attempts  int     on attempts ≤ N, after the events (flushed to the
 //	                        reporter), call [Exit](97) without reporting
 //	                        anything more: a killed worker
@@ -25,7 +32,8 @@
 //	config_names    bool    the result is {"config_names": [NAME, ...]}: the
 //	                        sorted names the attempt's inline configuration
 //	                        sets (never their values), proof it was opened
-//	output          any     the result (default {"events":N,"attempt":K})
+//	output          any     the result (default {"events":N,"attempt":K}, and
+//	                        "steps" with steps)
 //
 // They apply in the order listed; the first of crash, panic, fail,
 // interrupt decides the outcome. Other variables are ignored; a variable of

@@ -23,6 +23,20 @@ const CrashExitCode = 97
 // maxEvents bounds the events variable.
 const maxEvents = 10000
 
+// maxSteps bounds the steps variable.
+const maxSteps = 100
+
+// EventStepRan is the kind of the event a probe step emits each time its
+// function runs (not when it is replayed).
+const EventStepRan = "probe.step"
+
+// StepResult is what probe step I returns: its number and the attempt
+// that ran it.
+type StepResult struct {
+	Step    int `json:"step"`
+	Attempt int `json:"attempt"`
+}
+
 // Exit ends the process for crash_attempts, without reporting anything.
 // Tests may replace it; if it returns, the handler returns a retryable
 // error saying so.
@@ -45,6 +59,8 @@ type Variables struct {
 	SleepMs        int64           `json:"sleep_ms,omitempty"`
 	UntilCancelled bool            `json:"until_cancelled,omitempty"`
 	ConfigNames    bool            `json:"config_names,omitempty"`
+	Steps          int             `json:"steps,omitempty"`
+	CrashAfterStep int             `json:"crash_after_step,omitempty"`
 	Output         json.RawMessage `json:"output,omitempty"`
 }
 
@@ -61,14 +77,20 @@ func Handle(ctx context.Context, call *functions.Call) (any, error) {
 	if err := emitEvents(ctx, call, n, v.IntervalMs, v.Text); err != nil {
 		return nil, err
 	}
+	steps, err := v.runSteps(ctx, call)
+	if err != nil {
+		return nil, err
+	}
 	if out, done, err := v.act(ctx, call); done {
 		return out, err
 	}
-	if v.ConfigNames {
+	switch {
+	case v.ConfigNames:
 		return map[string][]string{"config_names": slices.Sorted(maps.Keys(call.Config()))}, nil
-	}
-	if len(v.Output) > 0 {
+	case len(v.Output) > 0:
 		return v.Output, nil
+	case steps != nil:
+		return map[string]any{"events": n, "attempt": call.Attempt(), "steps": steps}, nil
 	}
 	return map[string]int{"events": n, "attempt": call.Attempt()}, nil
 }
@@ -92,6 +114,8 @@ func (v *Variables) validate() error {
 		return sortie.Invalidf("variables.interval_ms", "interval_ms and sleep_ms must not be negative")
 	case v.Interrupt != "" && !v.Interrupt.Interrupted():
 		return sortie.Invalidf("variables.interrupt", "%q must be input-required or auth-required", v.Interrupt)
+	case v.Steps < 0 || v.Steps > maxSteps || v.CrashAfterStep < 0 || v.CrashAfterStep > v.Steps:
+		return sortie.Invalidf("variables.steps", "steps must be 0..%d and crash_after_step 0..steps", maxSteps)
 	}
 	return nil
 }
@@ -101,7 +125,7 @@ func (v *Variables) validate() error {
 func (v *Variables) act(ctx context.Context, call *functions.Call) (out any, done bool, err error) {
 	attempt := call.Attempt()
 	switch {
-	case attempt <= v.CrashAttempts:
+	case attempt <= v.CrashAttempts && v.CrashAfterStep == 0:
 		call.Logger().Warn("probe: simulating a crash", "exit_code", CrashExitCode)
 		if err := call.Flush(); err != nil {
 			return nil, true, err
@@ -126,6 +150,34 @@ func (v *Variables) act(ctx context.Context, call *functions.Call) (out any, don
 		return nil, true, ticks(ctx, call, v.IntervalMs)
 	}
 	return nil, false, nil
+}
+
+// runSteps runs the durable steps "step-1" .. "step-N"; each emits a
+// probe.step event when it runs. On attempts ≤ crash_attempts it crashes
+// after step crash_after_step.
+func (v *Variables) runSteps(ctx context.Context, call *functions.Call) ([]StepResult, error) {
+	var out []StepResult
+	for i := 1; i <= v.Steps; i++ {
+		r, err := functions.Step(ctx, call, fmt.Sprintf("step-%d", i), func(ctx context.Context) (StepResult, error) {
+			if err := call.Emit(EventStepRan, fmt.Sprintf("step-%d ran", i), map[string]int{"step": i}); err != nil {
+				return StepResult{}, err
+			}
+			return StepResult{Step: i, Attempt: call.Attempt()}, nil
+		})
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, r)
+		if i == v.CrashAfterStep && call.Attempt() <= v.CrashAttempts {
+			if err := call.Flush(); err != nil {
+				return nil, err
+			}
+			call.Logger().Warn("probe: simulating a crash after a step", "step", i, "exit_code", CrashExitCode)
+			Exit(CrashExitCode)
+			return nil, fmt.Errorf("probe: simulated crash after step %d (the exit hook returned)", i)
+		}
+	}
+	return out, nil
 }
 
 func interrupt(call *functions.Call, state sortie.State) (any, bool, error) {

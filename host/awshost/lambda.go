@@ -88,6 +88,7 @@ func Function(ctx context.Context, env *fnlambda.Env, reg *functions.Registry, a
 	w := &functions.Worker{Registry: reg, Logger: log, Destinations: env.Destinations, ConfigRefs: h.configRefs(env)}
 	if s := h.Sealer(); s != nil {
 		w.InlineConfig = &functions.InlineConfig{Opener: s, Allow: env.ConfigEnv}
+		w.StepSealer = s
 	}
 	fh := &fnlambda.Handler{Mode: env.Mode, Worker: w, ControlPlane: h.ControlPlane, Logger: log}
 	if env.Mode == fnlambda.ModeReconciler && env.WorkerFunction != "" {

@@ -67,6 +67,8 @@ func OpenContainer(ctx context.Context, env *fncloudrun.Env, reg *functions.Regi
 	}
 	w := &functions.Worker{Registry: reg, Logger: log, Destinations: env.Destinations, ConfigRefs: configRefs(env)}
 	if ring != nil {
+		// No StepSealer: the worker's key grant is Decrypt only
+		// (terraform/gcp), so a secret step fails here, saying so.
 		w.InlineConfig = &functions.InlineConfig{Opener: ring.Config, Allow: env.ConfigEnv}
 	}
 	return &Container{ControlPlane: cp, Keyring: ring, Worker: w}, nil

@@ -51,6 +51,8 @@
 //
 // Routes: POST [PathClaim] and [PathHeartbeat] (body {}, answer
 // [HeartbeatResponse]), [PathEvents] ([EventsRequest], answer
-// [EventsResponse]), [PathComplete] ([CompleteRequest], answer
+// [EventsResponse]), [PathStep] ([StepRequest], answer [StepResponse]),
+// [PathSteps] (body {}, answer [StepsResponse], to the claimed, live
+// attempt only), [PathComplete] ([CompleteRequest], answer
 // [CompleteResponse]).
 package callback

@@ -20,11 +20,13 @@ const (
 	// PathPrefix is where the handler is mounted; an [Issuer] appends it to
 	// the host's base URL.
 	PathPrefix = "/v1/worker"
-	// PathClaim, PathHeartbeat, PathEvents and PathComplete are the routes,
-	// each POST only.
+	// PathClaim, PathHeartbeat, PathEvents, PathStep, PathSteps and
+	// PathComplete are the routes, each POST only.
 	PathClaim     = PathPrefix + "/claim"
 	PathHeartbeat = PathPrefix + "/heartbeat"
 	PathEvents    = PathPrefix + "/events"
+	PathStep      = PathPrefix + "/step"
+	PathSteps     = PathPrefix + "/steps"
 	PathComplete  = PathPrefix + "/complete"
 	// HeaderAttempt carries the token's encoded [Claims] (never its secret).
 	HeaderAttempt = "Sortie-Attempt"
@@ -40,7 +42,11 @@ const (
 	// checkpoint) limit and room for the rest of the outcome, escapes
 	// included.
 	MaxCompleteBodyBytes = sortie.MaxResultBytes + 128<<10
-	// MaxEmptyBodyBytes bounds a POST to [PathClaim] or [PathHeartbeat].
+	// MaxStepBodyBytes bounds a POST to [PathStep]: the step result limit
+	// and room for the rest, escapes included.
+	MaxStepBodyBytes = 2*sortie.MaxStepResultBytes + 8<<10
+	// MaxEmptyBodyBytes bounds a POST to [PathClaim], [PathHeartbeat] or
+	// [PathSteps].
 	MaxEmptyBodyBytes = 4 << 10
 )
 

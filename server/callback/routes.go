@@ -23,6 +23,8 @@ var routes = map[string]route{
 	PathClaim:     {MaxEmptyBodyBytes, "empty", (*Handler).claim},
 	PathHeartbeat: {MaxEmptyBodyBytes, "empty", (*Handler).heartbeat},
 	PathEvents:    {MaxEventsBodyBytes, "events", (*Handler).events},
+	PathStep:      {MaxStepBodyBytes, "step", (*Handler).step},
+	PathSteps:     {MaxEmptyBodyBytes, "empty", (*Handler).steps},
 	PathComplete:  {MaxCompleteBodyBytes, "complete", (*Handler).complete},
 }
 
@@ -49,6 +51,24 @@ type CompleteResponse struct {
 // next number).
 type EventsRequest struct {
 	Events []sortie.Event `json:"events"`
+}
+
+// StepRequest is the body of a POST to [PathStep]: a step the attempt
+// named by the claims completed, as [sortie.ControlPlane.RecordStep] takes
+// it (a secret step sealed). The answer is [StepResponse].
+type StepRequest struct {
+	Step sortie.Step `json:"step"`
+}
+
+// StepResponse is the body of a successful step call: the step as stored.
+type StepResponse struct {
+	Step sortie.Step `json:"step"`
+}
+
+// StepsResponse is the body of a successful steps call: the run's
+// recorded steps.
+type StepsResponse struct {
+	Steps []sortie.Step `json:"steps"`
 }
 
 // CompleteRequest is the body of a POST to [PathComplete].
@@ -102,6 +122,39 @@ func (h *Handler) events(r *http.Request, c Claims, body []byte) (any, error) {
 		resp.LastSeq = out[len(out)-1].Seq
 	}
 	return resp, nil
+}
+
+func (h *Handler) step(r *http.Request, c Claims, body []byte) (any, error) {
+	var req StepRequest
+	if err := decodeStrict(body, &req); err != nil {
+		return nil, err
+	}
+	st, err := h.cp.RecordStep(r.Context(), sortie.StepRecord{RunID: c.RunID, Attempt: c.Attempt,
+		LaunchID: c.LaunchID, Step: req.Step, NowMs: h.now().UnixMilli()})
+	if err != nil {
+		return nil, err
+	}
+	return StepResponse{Step: *st}, nil
+}
+
+// steps answers the run's steps to its live attempt only: the claim must
+// hold (a heartbeat's check), so a token of an ended attempt reads nothing.
+func (h *Handler) steps(r *http.Request, c Claims, body []byte) (any, error) {
+	if err := decodeStrict(body, &struct{}{}); err != nil {
+		return nil, err
+	}
+	run, err := h.cp.Get(r.Context(), c.RunID)
+	if err != nil {
+		return nil, err
+	}
+	if cur := run.Current(); cur == nil || cur.Number != c.Attempt || cur.LaunchID != c.LaunchID || !cur.Claimed() || cur.Ended() {
+		return nil, fmt.Errorf("steps of run %s: attempt %d is not the claimed, live one: %w", c.RunID, c.Attempt, sortie.ErrConflict)
+	}
+	steps, err := h.cp.Steps(r.Context(), c.RunID)
+	if err != nil {
+		return nil, err
+	}
+	return StepsResponse{Steps: steps}, nil
 }
 
 func (h *Handler) complete(r *http.Request, c Claims, body []byte) (any, error) {

@@ -44,6 +44,7 @@ type PayloadData struct {
 func PublicRun(r *sortie.Run) *sortie.Run {
 	p := *r
 	p.SealedConfig, p.RequestHash, p.ResumeInput = nil, "", nil
+	p.Steps = sortie.PublicSteps(r.Steps)
 	if r.Interrupt != nil {
 		i := *r.Interrupt
 		i.Checkpoint = nil

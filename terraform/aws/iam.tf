@@ -11,7 +11,8 @@
 # table's indexes only.
 # kms:Decrypt is conditioned on the envelope's purpose: only the worker
 # opens invocation-config envelopes; the engine side (reconciler, trigger)
-# opens config-at-rest ones to re-seal them per attempt.
+# opens config-at-rest ones to re-seal them per attempt. The worker seals
+# and opens step-result envelopes (secret durable steps), nothing else.
 
 data "aws_iam_policy_document" "assume_lambda" {
   statement {
@@ -78,6 +79,28 @@ data "aws_iam_policy_document" "worker" {
       test     = "StringEquals"
       variable = "kms:EncryptionContext:purpose"
       values   = ["invocation-config"]
+    }
+  }
+  # Secret durable steps: the worker seals a step's result and the workers
+  # of later attempts open it (purpose step-result only).
+  statement {
+    sid       = "SealStepResults"
+    actions   = ["kms:GenerateDataKey"]
+    resources = [aws_kms_key.config.arn]
+    condition {
+      test     = "StringEquals"
+      variable = "kms:EncryptionContext:purpose"
+      values   = ["step-result"]
+    }
+  }
+  statement {
+    sid       = "OpenStepResults"
+    actions   = ["kms:Decrypt"]
+    resources = [aws_kms_key.config.arn]
+    condition {
+      test     = "StringEquals"
+      variable = "kms:EncryptionContext:purpose"
+      values   = ["step-result"]
     }
   }
   statement {
