@@ -135,19 +135,21 @@ type PushStore interface {
 	// DeletePushConfig removes one configuration; ErrNotFound when it does
 	// not exist.
 	DeletePushConfig(ctx context.Context, run RunID, id string) error
-	// UpdatePushDelivery records delivery progress of one configuration
-	// and ends its delivery lease. DeliveredVersion is kept at the maximum
-	// of the stored and the given value. ErrNotFound when the
-	// configuration was deleted meanwhile.
+	// UpdatePushDelivery records delivery progress of one configuration.
+	// DeliveredVersion is kept at the maximum of the stored and the given
+	// value. ErrNotFound when the configuration was deleted meanwhile.
 	UpdatePushDelivery(ctx context.Context, run RunID, id string, d PushDelivery) error
 	// LeasePushDelivery takes the delivery lease of one configuration for
 	// owner (1-128 bytes naming a host) until untilMs (Unix ms, after
 	// nowMs), so that of the hosts sharing the store one delivers each
 	// version: it succeeds when the configuration is not Done and holds
-	// no lease, one that ended at or before nowMs, or owner's own, and
-	// returns the configuration as stored (compare its progress with the
-	// run before delivering). UpdatePushDelivery and DeletePushConfig end
-	// the lease. Errors: ErrConflict when the configuration is Done or
+	// no lease, one that ended at or before nowMs, or owner's own (which
+	// it renews, or ends with untilMs = nowMs + 1), and returns the
+	// configuration as stored (compare its progress with the run before
+	// delivering). Recording progress does not end the lease: the owner
+	// goes on delivering the run's next versions, and a retried record
+	// cannot end another owner's lease. DeletePushConfig ends it.
+	// Errors: ErrConflict when the configuration is Done or
 	// another owner's lease is live, ErrNotFound for an unknown one,
 	// ErrInvalidArgument for a bad argument.
 	LeasePushDelivery(ctx context.Context, run RunID, id, owner string, nowMs, untilMs int64) (*PushConfig, error)

@@ -45,7 +45,10 @@ func (h *Host) openAPI(ctx context.Context) error {
 	cfg := h.cfg.API
 	poll := defaultFollowPoll
 	if h.aws != nil {
-		if h.watcher = h.streamWatcher(ctx); h.watcher != nil {
+		if h.watcher, err = h.streamWatcher(ctx); err != nil {
+			return err
+		}
+		if h.watcher != nil {
 			poll = streamFollowPoll
 		}
 	}

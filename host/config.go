@@ -59,6 +59,14 @@ type Config struct {
 	// InProcess runs attempts in goroutines of this process instead of
 	// WorkerCommand subprocesses. Optional; not with AWS.Table.
 	InProcess bool
+	// LocalWorkers runs attempts on local worker processes also with
+	// AWS.Table (a fleet of hosts on one table, each running its own
+	// workers): warm workers are claimed and reported by this host, which
+	// writes the table; with ProcessPerAttempt the workers report over
+	// worker callbacks to this host, so an API with WorkerCallbacks is
+	// required (the host's AWS credentials are never a worker's).
+	// Optional; not with AWS.Function.
+	LocalWorkers bool
 	// ProcessPerAttempt runs each local attempt as a WorkerCommand
 	// subprocess of its own, which claims and reports the attempt itself
 	// and outlives this host (as short-lived commands such as submit
@@ -229,11 +237,13 @@ func (c *Config) Validate() error {
 	case c.ReconcileInterval < 0:
 		return sortie.Invalidf("ReconcileInterval", "%v: must be positive", c.ReconcileInterval)
 	case c.InProcess && c.AWS.Table != "":
-		return sortie.Invalidf("InProcess", "runs attempts in this process; with AWS.Table they run on AWS.Function")
+		return sortie.Invalidf("InProcess", "runs attempts in this process; with AWS.Table they run on AWS.Function or LocalWorkers")
 	case c.InProcess && c.ProcessPerAttempt:
 		return sortie.Invalidf("ProcessPerAttempt", "runs each attempt in a process of its own; InProcess runs them in this one: set one")
 	case c.WorkerPoolSize < 0 || c.WorkerRecycleAfter < 0:
 		return sortie.Invalidf("WorkerPoolSize", "%d and WorkerRecycleAfter %d must not be negative", c.WorkerPoolSize, c.WorkerRecycleAfter)
+	case c.LocalWorkers && c.AWS.Function != "":
+		return sortie.Invalidf("LocalWorkers", "runs attempts on local workers; with AWS.Function they run on Lambda: choose one")
 	}
 	if err := c.validateGCP(); err != nil {
 		return err
@@ -294,6 +304,9 @@ func (a *API) validate(c *Config) error {
 		if len(t) < 16 {
 			return sortie.Invalidf("API.Tokens", "token %d is %d bytes; at least 16 are required", i+1, len(t))
 		}
+	}
+	if c.LocalWorkers && c.AWS.Table != "" && c.ProcessPerAttempt && !a.WorkerCallbacks {
+		return sortie.Invalidf("LocalWorkers", "on AWS.Table a worker process per attempt reports over worker callbacks (API.WorkerCallbacks): the host's AWS credentials are never a worker's")
 	}
 	if !a.WorkerCallbacks {
 		return nil

@@ -187,6 +187,11 @@ func (h *Host) launcher() (sortie.Launcher, error) {
 		return h.gcp.Launcher(), nil
 	case h.aws == nil:
 		return h.localLauncher()
+	case h.cfg.LocalWorkers:
+		if h.cfg.ProcessPerAttempt && (h.cfg.API == nil || !h.cfg.API.WorkerCallbacks) {
+			return nil, sortie.Invalidf("LocalWorkers", "on AWS.Table a worker process per attempt reports over worker callbacks: serve an API with WorkerCallbacks")
+		}
+		return h.localLauncher()
 	case h.cfg.AWS.Function == "":
 		return noLauncher{}, nil
 	}

@@ -21,23 +21,17 @@ const (
 )
 
 // streamWatcher returns the watcher of the DynamoDB table's stream that
-// wakes this host's followers of runs other processes change, or nil when
+// wakes this host's followers of runs any process changes, or nil when
 // the table has no stream (then followers poll every 200 ms; logged).
-func (h *Host) streamWatcher(ctx context.Context) *dynamostream.Watcher {
-	cfg := h.aws.AWS()
-	ddb := dynamodb.NewFromConfig(cfg, func(o *dynamodb.Options) { o.BaseEndpoint = optional(h.cfg.AWS.DynamoEndpoint) })
+func (h *Host) streamWatcher(ctx context.Context) (*dynamostream.Watcher, error) {
+	ddb := dynamodb.NewFromConfig(h.aws.AWS(), func(o *dynamodb.Options) { o.BaseEndpoint = optional(h.cfg.AWS.DynamoEndpoint) })
 	arn, err := dynamostream.StreamARN(ctx, ddb, h.cfg.AWS.Table)
 	if err != nil {
 		h.log.Warn("followers of runs other processes change poll every 200 ms", "error", err)
-		return nil
+		return nil, nil
 	}
-	streams := dynamodbstreams.NewFromConfig(cfg, func(o *dynamodbstreams.Options) { o.BaseEndpoint = optional(h.cfg.AWS.DynamoEndpoint) })
-	w, err := dynamostream.New(streams, arn, h.aws.ControlPlane, &dynamostream.Options{Logger: h.log})
-	if err != nil {
-		h.log.Warn("followers of runs other processes change poll every 200 ms", "error", err)
-		return nil
-	}
-	return w
+	streams := dynamodbstreams.NewFromConfig(h.aws.AWS(), func(o *dynamodbstreams.Options) { o.BaseEndpoint = optional(h.cfg.AWS.DynamoEndpoint) })
+	return dynamostream.New(streams, arn, h.aws.ControlPlane, &dynamostream.Options{Logger: h.log})
 }
 
 // optional is nil for "", else a pointer to s.

@@ -102,10 +102,10 @@ func (a *awsFlags) config() awshost.Config {
 // checkAWSCommand refuses, on the AWS host without --lambda-function, a
 // command that launches attempts: only get, list, cancel and push may run.
 func (g *globals) checkAWSCommand() error {
-	if g.aws.table == "" || g.aws.function != "" || g.gcp.job != "" || g.gcp.service != "" || launchesNothing(g.command) {
+	if g.aws.table == "" || g.aws.function != "" || g.gcp.job != "" || g.gcp.service != "" || g.localWorkers || launchesNothing(g.command) {
 		return nil
 	}
-	return usagef("%s launches attempts: --dynamodb-table %s needs --lambda-function (or %s), the worker function to run them on, or --cloudrun-job or --cloudrun-service",
+	return usagef("%s launches attempts: --dynamodb-table %s needs --lambda-function (or %s), the worker function to run them on, --cloudrun-job or --cloudrun-service, or serve --local-workers",
 		g.commandName(), g.aws.table, fnlambda.EnvWorkerFunction)
 }
 

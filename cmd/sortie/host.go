@@ -29,6 +29,8 @@ type globals struct {
 	jsonOut   bool
 	logLevel  string
 	inProcess bool
+	// localWorkers is serve --local-workers: local workers on DynamoDB.
+	localWorkers bool
 	// processPerAttempt, workers, recycle: how local attempts run.
 	processPerAttempt bool
 	workers           int
@@ -143,6 +145,7 @@ func (g *globals) config(extra ...sortie.Manifest) (host.Config, error) {
 		return host.Config{}, err
 	}
 	cfg := host.Config{StateDir: g.stateDir, AWS: g.aws.config(), GCP: g.gcp.config(), Runtimes: g.runtimes, ConfigRefs: g.configRefs, InProcess: g.inProcess,
+		LocalWorkers:   g.localWorkers,
 		WorkerLogLevel: g.workerLogLevel(), ConfigEnv: g.configEnv, Destinations: policy, ReconcileInterval: g.reconcile,
 		Prices: prices, API: g.api, Logger: g.logger(os.Stderr), WorkerPoolSize: g.workers, WorkerRecycleAfter: g.recycle,
 		ProcessPerAttempt: g.processPerAttempt || (!g.inProcess && g.outlivedByAttempts())}

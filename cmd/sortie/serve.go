@@ -65,6 +65,7 @@ end (clients resume with Last-Event-ID).`,
 	f.DurationVar(&s.followPoll, "follow-poll", 0, "how often followed runs are read for changes made by other processes (default 200ms; 5s on a DynamoDB table with a stream, which wakes followers)")
 	f.StringArrayVar(&s.agentDirs, "agent", nil, "also host the agent of this directory (holding agent.json); repeatable")
 	f.BoolVar(&s.ui, "ui", true, "serve the web UI at /ui/ (a client of this API: the same tokens, or loopback only without them)")
+	f.BoolVar(&g.localWorkers, "local-workers", false, "with --dynamodb-table: run attempts on this host's local worker processes (warm ones report through this host; with --process-per-attempt they report over --worker-callbacks, required); each host of a fleet on one table runs its own")
 	f.BoolVar(&s.callbacks, "worker-callbacks", false, "workers report over HTTPS callbacks to this host (signed per run and attempt) instead of writing the control plane")
 	f.StringVar(&s.publicURL, "public-url", os.Getenv("SORTIE_PUBLIC_URL"), "the URL workers reach this host at, for --worker-callbacks: https, or http on loopback (default http://LISTEN-ADDRESS; env SORTIE_PUBLIC_URL)")
 	f.BoolVar(&s.insecureCB, "insecure-http-callbacks", false, "allow a plain-http --public-url off loopback for --worker-callbacks (signed, but events and results cross the network unencrypted)")

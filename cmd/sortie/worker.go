@@ -7,6 +7,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/sortie-run/sortie"
+	"github.com/sortie-run/sortie/controlplane/sqlite"
 	"github.com/sortie-run/sortie/functions"
 	"github.com/sortie-run/sortie/host"
 )
@@ -66,19 +67,32 @@ func (g *globals) reporters(report string) (func(*sortie.Invocation) (functions.
 		return nil, nil, usagef("--report %q: want control-plane or stdout", report)
 	}
 	if g.aws.table != "" {
-		return nil, nil, usagef("%s works on the embedded state only; with --dynamodb-table attempts run on the worker Lambda function", g.commandName())
+		return nil, nil, usagef("%s works on the embedded state only; with --dynamodb-table attempts run on the worker Lambda function, or on local workers reporting over callbacks", g.commandName())
 	}
 	prices, err := g.prices.table()
 	if err != nil {
 		return nil, nil, err
 	}
-	cp, err := host.OpenState(g.stateDir)
-	if err != nil {
-		return nil, nil, err
+	// The invocation says how: the control plane, opened on the first
+	// invocation that reports there, or callbacks to the host that
+	// launched it (a host on DynamoDB, whose state directory holds keys
+	// only).
+	var cp *sqlite.ControlPlane
+	mk := func(inv *sortie.Invocation) (functions.Reporter, error) {
+		if cp == nil && inv.Report.Mode != sortie.ReportCallback {
+			if cp, err = host.OpenState(g.stateDir); err != nil {
+				return nil, err
+			}
+			cp.SetPricer(prices) // budgets are enforced with the host's table
+		}
+		if cp == nil {
+			return host.NewReporter(inv, nil)
+		}
+		return host.NewReporter(inv, cp)
 	}
-	cp.SetPricer(prices) // budgets are enforced with the host's table
-	// The invocation says how: the control plane, or callbacks to the host
-	// that launched it.
-	mk := func(inv *sortie.Invocation) (functions.Reporter, error) { return host.NewReporter(inv, cp) }
-	return mk, func() { cp.Close() }, nil
+	return mk, func() {
+		if cp != nil {
+			cp.Close()
+		}
+	}, nil
 }

@@ -10,9 +10,9 @@ import (
 )
 
 // testPushLease: one owner at a time holds a configuration's delivery
-// lease, until it ends, the owner records progress, or the configuration
-// is deleted; the lease returns the configuration as stored; a done or
-// unknown configuration is refused.
+// lease, until it ends (the owner may end it early), or the configuration
+// is deleted; recording progress keeps it; the lease returns the
+// configuration as stored; a done or unknown configuration is refused.
 func testPushLease(t *testing.T, f *fixture) {
 	run := f.submitted(T0)
 	cfg := f.putPush(pushConfig(run.ID, "hook"), T0)
@@ -33,11 +33,15 @@ func testPushLease(t *testing.T, f *fixture) {
 	_, err = lease("host-b", T0+160, T0+260)
 	must(t, "LeasePushDelivery(host-b, host-a's lease ended)", err)
 	must(t, "UpdatePushDelivery(version 3)", f.cp.UpdatePushDelivery(f.ctx, run.ID, "hook", sortie.PushDelivery{DeliveredVersion: 3}))
-	got, err = lease("host-a", T0+170, T0+270)
-	must(t, "LeasePushDelivery(host-a after host-b recorded progress)", err)
+	_, err = lease("host-a", T0+170, T0+270)
+	wantErr(t, "LeasePushDelivery(host-a after host-b recorded progress, host-b's lease live)", err, sortie.ErrConflict)
+	got, err = lease("host-b", T0+170, T0+171) // renews, and ends it at T0+171
+	must(t, "LeasePushDelivery(host-b, ending its lease)", err)
 	if got.Delivery.DeliveredVersion != 3 {
 		t.Errorf("LeasePushDelivery after progress = delivered version %d, want 3 (the progress as stored)", got.Delivery.DeliveredVersion)
 	}
+	_, err = lease("host-a", T0+171, T0+270)
+	must(t, "LeasePushDelivery(host-a once host-b ended its lease)", err)
 	must(t, "UpdatePushDelivery(done)", f.cp.UpdatePushDelivery(f.ctx, run.ID, "hook", sortie.PushDelivery{DeliveredVersion: 4, Done: true}))
 	_, err = lease("host-a", T0+180, T0+280)
 	wantErr(t, "LeasePushDelivery(done)", err, sortie.ErrConflict)

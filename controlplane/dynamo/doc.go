@@ -165,6 +165,17 @@
 // each), filtering entries the eventually consistent index still shows;
 // its pages follow the index (NextAttemptMs first), and a page token is
 // the index position of the page's last configuration, signed like List's.
+// LeasePushDelivery is one UpdateItem of the configuration's lease owner
+// and end (lo, lu), conditional on it being pending and the lease free
+// for the owner (1 write unit; the push index keys do not move).
+//
+// # Shared by replicas
+//
+// [ReplayCache] keeps the worker callbacks' message IDs in the table (one
+// conditional PutItem each, with TTL), so a replayed callback is refused
+// by every host. The handle is a [sortie.Notifier] for the writes it makes;
+// package dynamostream reads the table's stream to wake its subscribers of
+// the writes other processes make.
 //
 // A table created before the push or state index existed needs them
 // added (the terraform module adds them in place; `sortie dynamo

@@ -113,13 +113,12 @@ func replaceUpdate(cfg *sortie.PushConfig) (string, map[string]string, item) {
 }
 
 // deliveryUpdate returns the update expression, names and values that
-// store d, except DeliveredVersion when withVersion is false, and end the
-// delivery lease. A done configuration leaves the push index.
+// store d, except DeliveredVersion when withVersion is false. A done
+// configuration leaves the push index.
 func deliveryUpdate(d sortie.PushDelivery, withVersion bool) (string, map[string]string, item) {
-	names := map[string]string{"#pk": AttrPK, "#fl": AttrFailures, "#pd": AttrPushDue, "#le": AttrLastError, "#pp": AttrPushPK,
-		"#lo": AttrLeaseOwner, "#lu": AttrLeaseUntil}
+	names := map[string]string{"#pk": AttrPK, "#fl": AttrFailures, "#pd": AttrPushDue, "#le": AttrLastError, "#pp": AttrPushPK}
 	values := item{":fl": attrN(int64(d.Failures)), ":pd": attrN(d.NextAttemptMs)}
-	set, remove := []string{"#fl = :fl", "#pd = :pd"}, []string{"#lo", "#lu"} // recorded progress ends the lease
+	set, remove := []string{"#fl = :fl", "#pd = :pd"}, []string{}
 	if withVersion {
 		names["#dv"], values[":dv"] = AttrDelivered, attrN(d.DeliveredVersion)
 		set = append(set, "#dv = :dv")

@@ -125,7 +125,6 @@ func (c *ControlPlane) UpdatePushDelivery(_ context.Context, run sortie.RunID, i
 	d.DeliveredVersion = max(d.DeliveredVersion, cfg.Delivery.DeliveredVersion)
 	cfg.Delivery = d
 	c.push[run][id] = cfg
-	delete(c.leases, pushKey{run, id})
 	return nil
 }
 

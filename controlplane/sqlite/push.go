@@ -196,7 +196,7 @@ func (c *ControlPlane) UpdatePushDelivery(ctx context.Context, run sortie.RunID,
 	err := c.write(ctx, func(ctx context.Context, tx *stmtCache) error {
 		res, err := tx.ExecContext(ctx, `UPDATE push_configs SET
 			delivered_version = max(delivered_version, ?), failures = ?, next_attempt_ms = ?,
-			last_error = ?, done = ?, lease_owner = '', lease_until_ms = 0 WHERE run_id = ? AND id = ?`,
+			last_error = ?, done = ? WHERE run_id = ? AND id = ?`,
 			d.DeliveredVersion, d.Failures, d.NextAttemptMs, d.LastError, d.Done, string(run), id)
 		return oneRow(res, err, "update delivery of", run, id)
 	})

@@ -116,13 +116,15 @@ func (d *Dispatcher) lease(ctx context.Context, j *job) bool {
 	return d.wants(cfg, j.run, j.fp)
 }
 
-// release ends j's lease without recording anything new (the progress as
-// it was), so the next host need not wait for the lease to end.
+// release ends j's lease at once (a lease until the next ms), so the
+// next host need not wait for it to end.
 func (d *Dispatcher) release(ctx context.Context, j job) {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), d.o.RequestTimeout)
 	defer cancel()
-	if err := d.store.UpdatePushDelivery(ctx, j.k.run, j.k.id, j.cfg.Delivery); err != nil && !errors.Is(err, sortie.ErrNotFound) {
-		d.log.Warn("push: release the delivery lease; another host delivers once it ends", "run", j.k.run, "config", j.k.id, "error", err)
+	now := d.nowMs()
+	if _, err := d.store.LeasePushDelivery(ctx, j.k.run, j.k.id, d.o.Owner, now, now+1); err != nil &&
+		!errors.Is(err, sortie.ErrNotFound) && !errors.Is(err, sortie.ErrConflict) {
+		d.log.Warn("push: end the delivery lease; another host delivers once it ends", "run", j.k.run, "config", j.k.id, "error", err)
 	}
 }
 

@@ -42,15 +42,16 @@
 //   - In order: deliveries to one configuration are made one at a time,
 //     each of a version above the one before (never version 5 after 7).
 //   - Once per version across hosts: before delivering, a dispatcher
-//     takes the configuration's delivery lease in the store
+//     takes (or renews) the configuration's delivery lease in the store
 //     ([sortie.PushStore.LeasePushDelivery], for twice RequestTimeout
 //     and 5 s, under [Options.Owner]) and compares the run with the
-//     progress the lease returns; recording the outcome ends the lease.
-//     Hosts sharing one store therefore deliver each version once; only a
-//     host that stops between a delivery and its record (a crash) leaves
-//     it to be made again once its lease ends, and a receiver drops that
-//     duplicate by webhook-id. A delivery interrupted by Shutdown gives
-//     its lease back.
+//     progress the lease returns. The owner goes on delivering the run's
+//     next versions; another host takes over once the lease ends. Hosts
+//     sharing one store therefore deliver each version once; only a host
+//     that stops between a delivery and its record (a crash) leaves it to
+//     be made again once its lease ends, and a receiver drops that
+//     duplicate by webhook-id. A delivery interrupted by Shutdown ends
+//     its lease at once.
 //
 // # Failures
 //

@@ -29,7 +29,8 @@ var _ API = (*dynamodbstreams.Client)(nil)
 
 // Target is what a [Watcher] wakes: *dynamo.ControlPlane.
 type Target interface {
-	// Changed wakes the subscribers of run id.
+	// Changed wakes the subscribers of run id, whose run item or events
+	// changed.
 	Changed(id sortie.RunID)
 }
 
@@ -144,13 +145,8 @@ func (w *Watcher) read(ctx context.Context, id string, s *shard) error {
 		return fmt.Errorf("get records of shard %s: %w", id, err)
 	}
 	for _, r := range out.Records {
-		if r.Dynamodb == nil {
-			continue
-		}
-		if pk, ok := r.Dynamodb.Keys["pk"].(*types.AttributeValueMemberS); ok {
-			if run, ok := strings.CutPrefix(pk.Value, "RUN#"); ok {
-				w.target.Changed(sortie.RunID(run))
-			}
+		if id, ok := runChanged(r); ok {
+			w.target.Changed(id)
 		}
 	}
 	if out.NextShardIterator == nil {
@@ -159,6 +155,22 @@ func (w *Watcher) read(ctx context.Context, id string, s *shard) error {
 	}
 	s.iter = *out.NextShardIterator
 	return nil
+}
+
+// runChanged returns the run a record changed: a record of its run item
+// (sort key RUN) or of one of its event batches (EVT#…); push
+// configurations' and control items' records change no run.
+func runChanged(r types.Record) (sortie.RunID, bool) {
+	if r.Dynamodb == nil {
+		return "", false
+	}
+	pk, _ := r.Dynamodb.Keys["pk"].(*types.AttributeValueMemberS)
+	sk, _ := r.Dynamodb.Keys["sk"].(*types.AttributeValueMemberS)
+	if pk == nil || sk == nil || (sk.Value != "RUN" && !strings.HasPrefix(sk.Value, "EVT#")) {
+		return "", false
+	}
+	run, ok := strings.CutPrefix(pk.Value, "RUN#")
+	return sortie.RunID(run), ok
 }
 
 // list lists the stream's shards and opens an iterator on each new one:
