@@ -37,8 +37,8 @@ func (m *opMeter) do(name string, cp *dynamo.ControlPlane, fn func() error) erro
 // hostWorkerRun takes one run through what the engine's host does (Reserve
 // with attempt 1's launch, SetRef) on host and what a worker does (Claim,
 // events in one AppendEvents or one call each, Finish) on worker, metering
-// each.
-func hostWorkerRun(ctx context.Context, m *opMeter, host, worker *dynamo.ControlPlane, nowMs int64, events int, single bool) error {
+// each; the events go in calls AppendEvents calls.
+func hostWorkerRun(ctx context.Context, m *opMeter, host, worker *dynamo.ControlPlane, nowMs int64, events, calls int) error {
 	run := controlplanetest.NewRun(nowMs)
 	run.IdempotencyKey, run.RequestHash = "key-"+string(run.ID), "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"
 	lid := sortie.NewLaunchID()
@@ -70,10 +70,8 @@ func hostWorkerRun(ctx context.Context, m *opMeter, host, worker *dynamo.Control
 		evs[i] = sortie.Event{Kind: "progress", Text: fmt.Sprintf("step %d of %d", i+1, events), TimeMs: nowMs}
 	}
 	for len(evs) > 0 {
-		n := len(evs)
-		if single {
-			n = 1
-		}
+		n := (events + calls - 1) / calls
+		n = min(n, len(evs))
 		batch := evs[:n]
 		err := m.do("AppendEvents", worker, func() error {
 			_, err := worker.AppendEvents(ctx, sortie.Append{RunID: run.ID, Attempt: 1, LaunchID: lid, Events: batch, NowMs: nowMs})
@@ -98,10 +96,11 @@ func hostWorkerRun(ctx context.Context, m *opMeter, host, worker *dynamo.Control
 // reconciler's share (Expired passing each ended run's lease entry once)
 // on a third: metrics
 // "<Operation>-WRU" and "<Operation>-RRU", and the totals. The events go in
-// one AppendEvents call (appends=1) or one call each (appends=10).
+// one AppendEvents call (appends=1, the worker's batching), two, or one
+// call each (appends=10).
 func BenchmarkRunCostPerOperation(b *testing.B) {
-	for _, single := range []bool{false, true} {
-		b.Run(fmt.Sprintf("appends=%d", map[bool]int{false: 1, true: 10}[single]), func(b *testing.B) {
+	for _, calls := range []int{1, 2, 10} {
+		b.Run(fmt.Sprintf("appends=%d", calls), func(b *testing.B) {
 			db, table := newTable(b)
 			host := open(b, db, table, nil)
 			worker := open(b, newClient(), table, nil)
@@ -110,7 +109,7 @@ func BenchmarkRunCostPerOperation(b *testing.B) {
 			i := int64(0)
 			for b.Loop() {
 				i++
-				if err := hostWorkerRun(b.Context(), m, host, worker, T0+i, 10, single); err != nil {
+				if err := hostWorkerRun(b.Context(), m, host, worker, T0+i, 10, calls); err != nil {
 					b.Fatal(err)
 				}
 			}
