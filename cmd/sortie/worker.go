@@ -80,6 +80,7 @@ func (g *globals) reporters(report string) (func(*sortie.Invocation) (functions.
 	var cp *sqlite.ControlPlane
 	mk := func(inv *sortie.Invocation) (functions.Reporter, error) {
 		if cp == nil && inv.Report.Mode != sortie.ReportCallback {
+			var err error
 			if cp, err = host.OpenState(g.stateDir); err != nil {
 				return nil, err
 			}

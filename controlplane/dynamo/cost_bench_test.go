@@ -64,7 +64,7 @@ func BenchmarkCostPer1000Runs(b *testing.B) {
 			n := int64(0)
 			for b.Loop() {
 				n++
-				if err := hostWorkerRun(b.Context(), m, host, worker, T0+n, events, false); err != nil {
+				if err := hostWorkerRun(b.Context(), m, host, worker, T0+n, events, 1); err != nil {
 					b.Fatal(err)
 				}
 			}
