@@ -3,7 +3,9 @@ package envelope
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"regexp"
+	"slices"
 	"strconv"
 	"unicode/utf8"
 
@@ -164,18 +166,25 @@ func kmsContext(b Binding, shared bool) map[string]string {
 }
 
 // checkContext checks that an envelope's context is one of the two that b
-// gives (with or without run ID and attempt).
-func checkContext(ec map[string]string, b Binding) error {
+// gives (with or without run ID and attempt); errors name the envelope's
+// key ID kid and its context keys.
+func checkContext(kid string, ec map[string]string, b Binding) error {
 	want := kmsContext(b, len(ec) <= 2)
 	for _, k := range []string{ctxPurpose, ctxAgent, ctxRunID, ctxAttempt} {
 		if w, ok := want[k]; ok && ec[k] != w {
-			return fmt.Errorf("open envelope: its context has %s %q, want %q: %w", k, ec[k], w, ErrBinding)
+			return fmt.Errorf("open envelope of key %q, context keys %s: its context has %s %q, want %q: %w", kid, contextKeys(ec), k, ec[k], w, ErrBinding)
 		}
 	}
 	if len(ec) != len(want) {
-		return fmt.Errorf("open envelope: its context has %d entries, want %d (purpose, agent[, run_id, attempt]): %w", len(ec), len(want), ErrBinding)
+		return fmt.Errorf("open envelope of key %q, context keys %s: %d entries, want %d (purpose, agent[, run_id, attempt]): %w", kid, contextKeys(ec), len(ec), len(want), ErrBinding)
 	}
 	return nil
+}
+
+// contextKeys names the keys of an encryption context, sorted and
+// bracketed ("[agent purpose]"); the values stay out of errors.
+func contextKeys(ec map[string]string) string {
+	return fmt.Sprint(slices.Sorted(maps.Keys(ec)))
 }
 
 // associatedData is the data-key layer's associated data: the format,

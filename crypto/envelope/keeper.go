@@ -130,7 +130,7 @@ func (k *Keeper) dataKey(ctx context.Context, kid string, kek KEK, ec map[string
 	k.generated.Add(1)
 	key, wrapped, err = kek.GenerateDataKey(ctx, ec)
 	if err != nil {
-		return nil, nil, 1, fmt.Errorf("seal: generate a data key with key %q: %w", kid, err)
+		return nil, nil, 1, fmt.Errorf("seal: generate a data key with key %q, context keys %s: %w", kid, contextKeys(ec), err)
 	}
 	if len(key) != DataKeyBytes || len(wrapped) == 0 || len(wrapped) > maxWrappedBytes {
 		clear(key)
@@ -163,7 +163,7 @@ func (k *Keeper) open(ctx context.Context, sealed []byte, b Binding) ([]byte, in
 	if err != nil {
 		return nil, 0, err
 	}
-	if err := checkContext(e.Ctx, b); err != nil {
+	if err := checkContext(e.KID, e.Ctx, b); err != nil {
 		return nil, 0, err
 	}
 	kek, err := k.ring.Key(e.KID)
@@ -192,7 +192,7 @@ func (k *Keeper) unwrap(ctx context.Context, e *envelope, kek KEK) ([]byte, int,
 	k.decrypted.Add(1)
 	key, err := kek.Decrypt(ctx, e.DK, e.Ctx)
 	if err != nil {
-		return nil, 1, fmt.Errorf("open envelope: unwrap its data key with key %q: %w", e.KID, err)
+		return nil, 1, fmt.Errorf("open envelope: unwrap its data key with key %q, context keys %s: %w", e.KID, contextKeys(e.Ctx), err)
 	}
 	if len(key) != DataKeyBytes {
 		clear(key)

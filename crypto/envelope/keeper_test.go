@@ -110,6 +110,31 @@ func TestOpenRefusesTampering(t *testing.T) {
 	}
 }
 
+// A refusal by the key-management service and a binding mismatch both
+// name the key ID and the context keys (never their values' secrets), so
+// an operator can match them to the key policy's conditions.
+func TestRefusalsNameKeyAndContextKeys(t *testing.T) {
+	k := envelope.New(ring(t, "local-1", localKEK(t, 1)), nil)
+	sealed := seal(t, k, secret, binding)
+	for name, mutate := range map[string]func(map[string]any){
+		"refused by the key": func(m map[string]any) {
+			b, _ := base64.StdEncoding.DecodeString(m["dk"].(string))
+			b[len(b)/2] ^= 0x40
+			m["dk"] = base64.StdEncoding.EncodeToString(b)
+		},
+		"bound to another context": func(m map[string]any) { m["ctx"].(map[string]any)["purpose"] = "x" },
+	} {
+		m := fields(t, sealed)
+		mutate(m)
+		_, err := k.Open(bg, encode(t, m), binding)
+		for _, want := range []string{`key "local-1"`, "context keys [agent attempt purpose run_id]"} {
+			if err == nil || !strings.Contains(err.Error(), want) {
+				t.Errorf("Open(envelope %s) = %v, want an error naming %s", name, err, want)
+			}
+		}
+	}
+}
+
 func TestOpenRefusesTruncatedAndOversize(t *testing.T) {
 	k := envelope.New(ring(t, "local-1", localKEK(t, 1)), nil)
 	sealed := seal(t, k, secret, binding)

@@ -16,6 +16,11 @@
 // every replica shares) is one in a store that may fail, which
 // [Verifier.VerifyContext] asks with the request's context.
 //
+// A sender redelivers a message with the same ID when it did not see the
+// answer, so a replay of an accepted ID means "already processed": a
+// receiver answers it 2xx, not 401. [Verifier.Middleware] is such a
+// receiver, and [StatusOf] maps each error to the status to answer.
+//
 // Message IDs are limited to printable ASCII without spaces or '.', so the
 // signed content "id.timestamp.body" splits one way only.
 package sign

@@ -82,6 +82,14 @@ func (c *MemoryReplayCache) Seen(id string, expiry time.Time) bool {
 	return false
 }
 
+// Forget implements [Forgetter]: id is accepted again.
+func (c *MemoryReplayCache) Forget(_ context.Context, id string) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	delete(c.ids, id)
+	return nil
+}
+
 // Len returns the number of IDs held.
 func (c *MemoryReplayCache) Len() int {
 	c.mu.Lock()

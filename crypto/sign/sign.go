@@ -41,11 +41,26 @@ var (
 	// ErrMissingHeader: webhook-id, webhook-timestamp or webhook-signature
 	// is absent or malformed.
 	ErrMissingHeader = errors.New("missing or malformed webhook header")
-	// ErrTimestamp: the timestamp is further than the tolerance from now.
+	// ErrTimestamp: the timestamp is not within the tolerance of now (the
+	// window is exclusive: a message exactly the tolerance old is
+	// refused). The error also wraps [ErrStale] or [ErrFuture], which tell
+	// the two sides apart.
 	ErrTimestamp = errors.New("webhook timestamp outside the tolerance")
+	// ErrStale: the timestamp is the tolerance or more before now: an old
+	// message, or a sender whose clock is behind. It wraps [ErrTimestamp].
+	ErrStale = fmt.Errorf("%w: too old", ErrTimestamp)
+	// ErrFuture: the timestamp is the tolerance or more after now: a
+	// sender whose clock is ahead. It wraps [ErrTimestamp].
+	ErrFuture = fmt.Errorf("%w: in the future", ErrTimestamp)
 	// ErrSignature: no signature matches any of the verifier's secrets.
 	ErrSignature = errors.New("no valid webhook signature")
-	// ErrReplay: a message with this ID was already accepted.
+	// ErrReplay: a message with this ID was already accepted within the
+	// tolerance. Senders redeliver with the same webhook-id when they did
+	// not see the first answer (a timeout, a lost connection, a crash
+	// before recording it), so for a receiver this means "already
+	// processed": answer 2xx without processing it again, never 4xx
+	// (which makes the sender retry until it gives up). [StatusOf] and
+	// [Verifier.Middleware] do so.
 	ErrReplay = errors.New("webhook message replayed")
 	// ErrReplayCache: the replay cache could not tell whether the message
 	// was accepted before (its store failed); the message is not accepted

@@ -102,12 +102,33 @@ func TestTimestampTolerance(t *testing.T) {
 		now  int64
 		want error
 	}{
-		{specTS + tol, nil}, {specTS - tol, nil},
-		{specTS + tol + 1, sign.ErrTimestamp}, {specTS - tol - 1, sign.ErrTimestamp},
+		{specTS + tol - 1, nil}, {specTS - tol + 1, nil},
+		{specTS + tol, sign.ErrStale}, {specTS + tol + 1, sign.ErrStale},
+		{specTS - tol, sign.ErrFuture}, {specTS - tol - 1, sign.ErrFuture},
 	} {
 		err := verifier(t, at(tc.now), specSecret).Verify(specHeader(specSig), []byte(specBody))
-		if !errors.Is(err, tc.want) && !(tc.want == nil && err == nil) {
-			t.Errorf("Verify at %+d s from the timestamp = %v, want %v", tc.now-specTS, err, tc.want)
+		if tc.want == nil && err != nil || tc.want != nil && (!errors.Is(err, tc.want) || !errors.Is(err, sign.ErrTimestamp)) {
+			t.Errorf("Verify at %+d s from the timestamp = %v, want %v (and ErrTimestamp)", tc.now-specTS, err, tc.want)
+		}
+	}
+	if errors.Is(sign.ErrStale, sign.ErrFuture) || errors.Is(sign.ErrFuture, sign.ErrStale) {
+		t.Error("ErrStale and ErrFuture match each other, want distinct errors")
+	}
+}
+
+// The replay window and the timestamp window end at the same instant: a
+// message accepted at its timestamp is refused when sent again at
+// exactly timestamp + tolerance (as stale), never accepted twice.
+func TestReplayAtTheWindowsEnd(t *testing.T) {
+	clk := &fakeClock{t: time.Unix(specTS, 0)}
+	v := verifier(t, clk.Now, specSecret)
+	if err := v.Verify(specHeader(specSig), []byte(specBody)); err != nil {
+		t.Fatalf("first Verify = %v", err)
+	}
+	for _, d := range []time.Duration{sign.DefaultTolerance - time.Second, sign.DefaultTolerance} {
+		clk.t = time.Unix(specTS, 0).Add(d)
+		if err := v.Verify(specHeader(specSig), []byte(specBody)); err == nil {
+			t.Errorf("Verify of the same message %s after its timestamp = nil, want ErrReplay or ErrStale", d)
 		}
 	}
 }

@@ -17,7 +17,8 @@ import (
 // VerifierOptions configures a [Verifier]. A nil *VerifierOptions means
 // the defaults.
 type VerifierOptions struct {
-	// Tolerance is how far a timestamp may be from now, either way.
+	// Tolerance is how far a timestamp may be from now, either way,
+	// exclusive.
 	// Optional; defaults to [DefaultTolerance] (5 minutes).
 	Tolerance time.Duration
 	// Replay remembers accepted message IDs until their timestamp leaves
@@ -65,7 +66,8 @@ func NewVerifier(secrets []string, opts *VerifierOptions) (*Verifier, error) {
 // within the tolerance, a "v1" signature (in constant time) by one of the
 // secrets, and then that the ID was not accepted before. Signatures of
 // other versions are ignored. Errors wrap [ErrMissingHeader],
-// [ErrTimestamp], [ErrSignature], [ErrReplay] or [ErrReplayCache].
+// [ErrTimestamp] (with [ErrStale] or [ErrFuture]), [ErrSignature],
+// [ErrReplay] (already accepted: answer 2xx) or [ErrReplayCache].
 func (v *Verifier) Verify(h http.Header, body []byte) error {
 	return v.VerifyContext(context.Background(), h, body)
 }
@@ -112,9 +114,13 @@ func (v *Verifier) timestamp(s string) (int64, error) {
 	if err != nil || ts < 0 || len(s) > 12 || strings.HasPrefix(s, "+") {
 		return 0, fmt.Errorf("%s %.20q is not Unix seconds: %w", HeaderTimestamp, s, ErrMissingHeader)
 	}
-	now := v.now()
-	if d := now.Sub(time.Unix(ts, 0)); d > v.tolerance || d < -v.tolerance {
-		return 0, fmt.Errorf("%s %d is %s from now, tolerance %s: %w", HeaderTimestamp, ts, d.Round(time.Second), v.tolerance, ErrTimestamp)
+	// The window is exclusive, like the replay cache's expiry at
+	// ts+tolerance: a message accepted once can never be accepted again.
+	switch d := v.now().Sub(time.Unix(ts, 0)); {
+	case d >= v.tolerance:
+		return 0, fmt.Errorf("%s %d is %s old, tolerance %s: %w", HeaderTimestamp, ts, d.Round(time.Second), v.tolerance, ErrStale)
+	case d <= -v.tolerance:
+		return 0, fmt.Errorf("%s %d is %s ahead, tolerance %s: %w", HeaderTimestamp, ts, (-d).Round(time.Second), v.tolerance, ErrFuture)
 	}
 	return ts, nil
 }

@@ -16,7 +16,9 @@
 // crypto/sign): headers webhook-id, webhook-timestamp and
 // webhook-signature. The webhook-id is [MessageID] of (run, configuration,
 // run version), the same on every redelivery, so a receiver that
-// remembers the IDs it accepted (sign.Verifier does) drops duplicates.
+// remembers the IDs it accepted (sign.Verifier does) drops duplicates,
+// answering them 2xx ("already processed": sign.Verifier.Middleware
+// does); a 401 to a redelivery is a failure, retried until MaxFailures.
 //
 // A configuration with a SealedToken (an A2A client's push token, sealed
 // by the host) has it opened by [Options.OpenToken] for each delivery and

@@ -20,17 +20,15 @@ func Example() {
 	const secret = "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw" // the host's key "primary"
 	verifier, _ := sign.NewVerifier([]string{secret}, nil)
 	got := make(chan string, 1)
-	receiver := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		body, err := verifier.VerifyRequest(r, 1<<20)
-		if err != nil {
-			http.Error(w, "bad signature", http.StatusUnauthorized)
-			return
-		}
+	// Middleware refuses bad signatures (401) and acknowledges a
+	// redelivery of a message already processed (200) without calling
+	// the handler again.
+	receiver := httptest.NewServer(verifier.Middleware(1<<20, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		var p push.Payload
-		_ = json.Unmarshal(body, &p)
+		_ = json.NewDecoder(r.Body).Decode(&p)
 		w.WriteHeader(http.StatusNoContent)
 		got <- fmt.Sprintf("%s: %s, version %d", p.Type, p.Data.Run.State, p.Data.Run.Version)
-	}))
+	})))
 	defer receiver.Close()
 
 	cp := memory.New()
