@@ -249,7 +249,7 @@ func TestTokenOpenFailures(t *testing.T) {
 	}
 	mu.Unlock()
 	for id, want := range map[string]string{
-		"copied":  "open the push token: open envelope: its context has agent",
+		"copied":  "open the push token: open envelope of key ",
 		"newline": "the opened push token is not 1-1024 bytes of visible ASCII and spaces",
 	} {
 		d := e.waitCfg(run.ID, id, "done", func(d sortie.PushDelivery) bool { return d.Done })
