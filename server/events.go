@@ -18,6 +18,7 @@ type eventsQuery struct {
 	id    sortie.RunID
 	after sortie.Cursor
 	field string // where the cursor came from: "after" or "Last-Event-ID"
+	ended bool   // the cursor is an end ID ("ATTEMPT.SEQ.end")
 	limit int
 	wait  time.Duration
 }
@@ -34,8 +35,9 @@ func (s *Server) parseEventsQuery(r *http.Request) (eventsQuery, error) {
 	if h := r.Header.Get("Last-Event-ID"); h != "" {
 		after, q.field = h, "Last-Event-ID"
 	}
+	after, q.ended = strings.CutSuffix(after, endSuffix)
 	if q.after, err = sortie.ParseCursor(after); err != nil {
-		return q, sortie.Invalidf(q.field, "%.40q is not a cursor ATTEMPT.SEQ", after)
+		return q, sortie.Invalidf(q.field, "%.40q is not a cursor ATTEMPT.SEQ or an end ID ATTEMPT.SEQ%s", after, endSuffix)
 	}
 	if v := r.URL.Query().Get("limit"); v != "" {
 		if q.limit, err = strconv.Atoi(v); err != nil || q.limit < 1 || q.limit > 1000 {
@@ -76,6 +78,9 @@ func (s *Server) events(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if strings.Contains(r.Header.Get("Accept"), "text/event-stream") {
+		if s.ended(w, r, q, run) {
+			return
+		}
 		s.stream(w, r, q)
 		return
 	}
@@ -169,9 +174,32 @@ func (s *Server) longPoll(ctx context.Context, q eventsQuery) (*wire.EventsPage,
 	}
 }
 
+// endSuffix marks the SSE ID of the final "run" event: "ATTEMPT.SEQ.end",
+// the cursor of the last event before it.
+const endSuffix = ".end"
+
+// ended answers 204 No Content to a stream request resuming after the
+// final run event (an end ID) when the run is still where that stream
+// ended (terminal, or interrupted with no event since): per the SSE
+// specification a 204 makes an EventSource stop reconnecting. A run
+// resumed since is streamed on from the cursor. It reports whether it
+// answered.
+func (s *Server) ended(w http.ResponseWriter, r *http.Request, q eventsQuery, run *sortie.Run) bool {
+	if !q.ended || !(run.State.Terminal() || run.State.Interrupted()) {
+		return false
+	}
+	if evs, err := s.eng.Events(r.Context(), q.id, q.after, 1); err != nil || len(evs) > 0 {
+		return false
+	}
+	w.Header().Set("Cache-Control", "no-store")
+	w.WriteHeader(http.StatusNoContent)
+	return true
+}
+
 // stream writes the run's events as SSE ("id: ATTEMPT.SEQ", "event:
-// event", "data: <event JSON>"), then "event: run" with the final run. A
-// client that reconnects with Last-Event-ID resumes after that event.
+// event", "data: <event JSON>"), then "event: run" with the final run and
+// the end ID "ATTEMPT.SEQ.end". A client that reconnects with
+// Last-Event-ID resumes after that event; after the end ID it gets 204.
 func (s *Server) stream(w http.ResponseWriter, r *http.Request, q eventsQuery) {
 	rc := http.NewResponseController(w)
 	h := w.Header()
@@ -200,7 +228,7 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request, q eventsQuery) {
 			cur = evs[i].Cursor()
 		}
 		if final != nil {
-			writeSSE(w, "", "run", public(final))
+			writeSSE(w, cur.String()+endSuffix, "run", public(final))
 		}
 		if rc.Flush() != nil || final != nil {
 			return

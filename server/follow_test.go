@@ -173,3 +173,54 @@ func TestLongPollTimesOutEmpty(t *testing.T) {
 		t.Fatalf("idle long poll = %+v, %v; want an empty page with cursor 0.0", page, err)
 	}
 }
+
+// The final "run" frame carries an end ID, so an EventSource that
+// reconnects after it (as every standard client does when the stream
+// closes) gets 204 No Content, which per the SSE specification stops it,
+// instead of the run again forever.
+func TestSSEEndIDEndsReconnects(t *testing.T) {
+	r := newRig(t, nil)
+	run := r.submit(t, `{"events": 3}`)
+	r.final(t, run.ID)
+	url := r.http.URL + "/v1/runs/" + run.ID.String() + "/events"
+	c := openSSE(t, url, "")
+	var lastEvent, endID string
+	for endID == "" {
+		id, event, _, ok := c.next()
+		if !ok {
+			t.Fatal("stream ended before the run frame")
+		}
+		if event == "event" {
+			lastEvent = id
+		} else if event == "run" {
+			endID = id
+		}
+	}
+	c.resp.Body.Close()
+	if want := lastEvent + ".end"; endID != want {
+		t.Fatalf("run frame id %q, want %q", endID, want)
+	}
+	for _, header := range []bool{true, false} {
+		req, _ := http.NewRequest(http.MethodGet, url, nil)
+		req.Header.Set("Accept", "text/event-stream")
+		if header {
+			req.Header.Set("Last-Event-ID", endID)
+		} else {
+			req.URL.RawQuery = "after=" + endID
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusNoContent {
+			t.Errorf("reconnect after the end (header %v) = %d, want 204", header, resp.StatusCode)
+		}
+	}
+	// The last event's own ID still replays the run frame.
+	c = openSSE(t, url, lastEvent)
+	defer c.resp.Body.Close()
+	if _, event, _, ok := c.next(); !ok || event != "run" {
+		t.Errorf("resume after the last event = %q, %v; want the run frame", event, ok)
+	}
+}

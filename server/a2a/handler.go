@@ -66,11 +66,16 @@ func (h *requestHandler) GetTask(ctx context.Context, req *a2a.GetTaskRequest) (
 }
 
 // CancelTask requests cancellation of the run and waits up to CancelWait
-// for it to stop; a finished task is not cancelable.
+// for it to stop. Cancelling a cancelled task returns it (a client
+// retrying a cancel whose answer it lost gets what it asked for); a task
+// that finished otherwise is not cancelable.
 func (h *requestHandler) CancelTask(ctx context.Context, req *a2a.CancelTaskRequest) (*a2a.Task, error) {
 	run, err := h.get(ctx, "id", req.ID)
 	if err != nil {
 		return nil, err
+	}
+	if run.State == sortie.StateCancelled {
+		return task(run, nil), nil
 	}
 	if run.State.Terminal() {
 		return nil, a2a.NewError(a2a.ErrTaskNotCancelable, "task "+run.ID.String()+" is "+string(run.State))

@@ -229,6 +229,12 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		h.jsonrpc.ServeHTTP(flusher{w}, r)
 	case strings.HasPrefix(r.URL.Path, RESTPath+"/"):
 		r.Body = http.MaxBytesReader(w, r.Body, h.maxBody)
+		if streamsOnREST(r) {
+			p := newPreStream(w)
+			h.rest.ServeHTTP(p, r)
+			p.decide()
+			return
+		}
 		h.rest.ServeHTTP(flusher{w}, r)
 	default:
 		http.NotFound(w, r)

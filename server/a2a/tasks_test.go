@@ -95,9 +95,13 @@ func TestCancelTask(t *testing.T) {
 	if got.Status.State != a2a.TaskStateCanceled {
 		t.Errorf("CancelTask returned state %s, want canceled", got.Status.State)
 	}
-	_, err = r.client.CancelTask(testCtx(t), &a2a.CancelTaskRequest{ID: task.ID})
-	if !errors.Is(err, a2a.ErrTaskNotCancelable) {
-		t.Errorf("CancelTask(cancelled task) = %v, want ErrTaskNotCancelable", err)
+	again, err := r.client.CancelTask(testCtx(t), &a2a.CancelTaskRequest{ID: task.ID})
+	if err != nil || again.ID != task.ID || again.Status.State != a2a.TaskStateCanceled {
+		t.Errorf("CancelTask(cancelled task) = %+v, %v; want the canceled task", again, err)
+	}
+	done := send(t, r, msg(t, `{"events":0}`, "probe"), false)
+	if _, err = r.client.CancelTask(testCtx(t), &a2a.CancelTaskRequest{ID: done.ID}); !errors.Is(err, a2a.ErrTaskNotCancelable) {
+		t.Errorf("CancelTask(completed task) = %v, want ErrTaskNotCancelable", err)
 	}
 }
 
