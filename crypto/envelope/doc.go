@@ -41,6 +41,13 @@
 // another purpose, agent, run or attempt ([ErrBinding]), and any other
 // change ([ErrAuth]); it never panics (see FuzzOpen).
 //
+// # Large envelopes
+//
+// [Keeper.SealLarge] seals payloads of up to [MaxLargePlaintextBytes]
+// (run variables and results kept in object storage, [Config.SealPayload])
+// with the same layers and associated data, framed in binary: a label, a
+// 4-byte length, the JSON envelope without "ct", then the ciphertext.
+//
 // # Data-key cache
 //
 // With [Options.Cache], a data key generated for a (key, purpose, agent)

@@ -22,6 +22,11 @@ const (
 	// to the run and the step's name, not to an attempt: the worker seals
 	// it and the workers of later attempts open it.
 	PurposeStep = "step-result"
+	// PurposePayload is a run's payload kept in object storage (its
+	// variables or a result over the inline limit), bound to the run and
+	// the object's key, not to an attempt: the engine and the workers of
+	// every attempt open it.
+	PurposePayload = "run-payload"
 )
 
 // Config seals and opens the inline configuration of runs with a [Keeper].
@@ -123,4 +128,30 @@ func (c *Config) Open(ctx context.Context, inv *sortie.Invocation) ([]byte, int,
 		return nil, calls, fmt.Errorf("open the configuration of run %s attempt %d: %w", inv.RunID, inv.Attempt, err)
 	}
 	return pt, calls, nil
+}
+
+func forPayload(run sortie.RunID, agent, key string) Binding {
+	return Binding{RunID: string(run), InvocationVersion: sortie.InvocationVersion, Purpose: PurposePayload,
+		Agent: agent, Subject: key}
+}
+
+// SealPayload seals a run's payload for object storage in a large
+// envelope ([Keeper.SealLarge]), bound to the run, its agent and the
+// object's key ([PurposePayload]); the payload package's Sealer.
+func (c *Config) SealPayload(ctx context.Context, run sortie.RunID, agent, key string, value []byte) ([]byte, error) {
+	sealed, err := c.k.SealLarge(ctx, value, forPayload(run, agent, key))
+	if err != nil {
+		return nil, fmt.Errorf("seal payload %q of run %s: %w", key, run, err)
+	}
+	return sealed, nil
+}
+
+// OpenPayload opens what SealPayload sealed for the same run, agent and
+// key. Errors are those of [Keeper.OpenLarge].
+func (c *Config) OpenPayload(ctx context.Context, run sortie.RunID, agent, key string, sealed []byte) ([]byte, error) {
+	pt, err := c.k.OpenLarge(ctx, sealed, forPayload(run, agent, key))
+	if err != nil {
+		return nil, fmt.Errorf("open payload %q of run %s: %w", key, run, err)
+	}
+	return pt, nil
 }

@@ -93,11 +93,25 @@ func (k *Keeper) Seal(ctx context.Context, plaintext []byte, b Binding) ([]byte,
 }
 
 func (k *Keeper) seal(ctx context.Context, plaintext []byte, b Binding) ([]byte, int, error) {
-	if err := b.Validate(); err != nil {
-		return nil, 0, err
-	}
 	if len(plaintext) > MaxPlaintextBytes {
 		return nil, 0, sortie.Invalidf("plaintext", "%d bytes, limit %d", len(plaintext), MaxPlaintextBytes)
+	}
+	e, calls, err := k.sealParts(ctx, plaintext, b)
+	if err != nil {
+		return nil, calls, err
+	}
+	out, err := json.Marshal(e)
+	if err != nil {
+		return nil, calls, fmt.Errorf("seal: encode envelope: %w", err)
+	}
+	return out, calls, nil
+}
+
+// sealParts encrypts plaintext bound to b under a data key of the
+// keyring's primary key and returns the envelope's fields.
+func (k *Keeper) sealParts(ctx context.Context, plaintext []byte, b Binding) (*envelope, int, error) {
+	if err := b.Validate(); err != nil {
+		return nil, 0, err
 	}
 	kid, kek := k.ring.PrimaryKey()
 	ec := kmsContext(b, k.cache != nil)
@@ -111,11 +125,7 @@ func (k *Keeper) seal(ctx context.Context, plaintext []byte, b Binding) ([]byte,
 	if err != nil {
 		return nil, calls, err
 	}
-	out, err := json.Marshal(&envelope{V: FormatVersion, KID: kid, Ctx: ec, DK: wrapped, CT: ct})
-	if err != nil {
-		return nil, calls, fmt.Errorf("seal: encode envelope: %w", err)
-	}
-	return out, calls, nil
+	return &envelope{V: FormatVersion, KID: kid, Ctx: ec, DK: wrapped, CT: ct}, calls, nil
 }
 
 // dataKey returns a data key for sealing with kid under ec: a cached one,
@@ -163,6 +173,11 @@ func (k *Keeper) open(ctx context.Context, sealed []byte, b Binding) ([]byte, in
 	if err != nil {
 		return nil, 0, err
 	}
+	return k.openParts(ctx, e, b)
+}
+
+// openParts checks a decoded envelope against b and decrypts it.
+func (k *Keeper) openParts(ctx context.Context, e *envelope, b Binding) ([]byte, int, error) {
 	if err := checkContext(e.KID, e.Ctx, b); err != nil {
 		return nil, 0, err
 	}

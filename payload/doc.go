@@ -1,0 +1,20 @@
+// Package payload keeps the payloads of runs that are over their inline
+// limits in object storage: a [sortie.PayloadStore] on a
+// gocloud.dev/blob bucket (fileblob in the state directory by default,
+// s3blob on AWS, any other driver through [Open] with a bucket URL).
+//
+// Every object is sealed before it leaves the process, in a large
+// envelope of package crypto/envelope bound to the run, its agent and the
+// object's key (envelope.PurposePayload), under the same keyring as the
+// run's sealed configuration: the bucket alone reveals nothing. The run
+// keeps a [sortie.PayloadRef] (store, key, size, SHA-256 of the stored
+// object); [Store.Get] checks the size and hash before it opens the
+// object, and refuses any other object with
+// [sortie.ErrPayloadIntegrity].
+//
+// Keys are "runs/RUN_ID/NAME", so [Store.DeleteRun] removes everything a
+// run stored, and [Store.Sweep] removes the objects of runs the control
+// plane does not know (a submit that failed after its variables were
+// stored). Limits: a per-payload maximum and a per-run total
+// ([sortie.PayloadLimits]).
+package payload

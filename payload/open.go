@@ -1,0 +1,45 @@
+package payload
+
+import (
+	"context"
+	"fmt"
+	"net/url"
+	"os"
+
+	"gocloud.dev/blob"
+	"gocloud.dev/blob/fileblob"
+
+	"github.com/sortie-run/sortie"
+)
+
+// OpenFile returns a Store on a fileblob bucket in dir (created with mode
+// 0700 when missing), named "file" in references: the embedded default,
+// in the state directory. Close the returned bucket after the Store's
+// last use.
+func OpenFile(dir string, sealer Sealer, opts *Options) (*Store, *blob.Bucket, error) {
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return nil, nil, fmt.Errorf("payload store: create %s: %w", dir, err)
+	}
+	b, err := fileblob.OpenBucket(dir, &fileblob.Options{DirFileMode: 0o700, NoTempDir: true})
+	if err != nil {
+		return nil, nil, fmt.Errorf("payload store: open %s: %w", dir, err)
+	}
+	return New(b, "file", sealer, opts), b, nil
+}
+
+// OpenURL returns a Store on the bucket at a gocloud.dev/blob URL, for
+// example "s3://BUCKET?region=eu-west-1" (the binary must import the
+// driver, as cmd/sortie imports s3blob), named SCHEME://BUCKET in
+// references. A file:// URL is refused: use [OpenFile]. Close the
+// returned bucket after the Store's last use.
+func OpenURL(ctx context.Context, rawURL string, sealer Sealer, opts *Options) (*Store, *blob.Bucket, error) {
+	u, err := url.Parse(rawURL)
+	if err != nil || u.Scheme == "" || u.Host == "" || u.Scheme == "file" {
+		return nil, nil, sortie.Invalidf("payload_bucket", "%.200q must be a bucket URL such as s3://BUCKET", rawURL)
+	}
+	b, err := blob.OpenBucket(ctx, rawURL)
+	if err != nil {
+		return nil, nil, fmt.Errorf("payload store: open %s://%s: %w", u.Scheme, u.Host, err)
+	}
+	return New(b, u.Scheme+"://"+u.Host, sealer, opts), b, nil
+}

@@ -1,0 +1,194 @@
+package payload
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+
+	"gocloud.dev/blob"
+	"gocloud.dev/gcerrors"
+
+	"github.com/sortie-run/sortie"
+)
+
+// Sealer seals and opens payloads; crypto/envelope's Config is the one to
+// use. Its errors never contain a value.
+type Sealer interface {
+	// SealPayload seals value bound to run, agent and the object's key.
+	SealPayload(ctx context.Context, run sortie.RunID, agent, key string, value []byte) ([]byte, error)
+	// OpenPayload opens what SealPayload sealed with the same binding.
+	OpenPayload(ctx context.Context, run sortie.RunID, agent, key string, sealed []byte) ([]byte, error)
+}
+
+// Options configures a [Store]. A nil *Options means the defaults.
+type Options struct {
+	// Limits are the per-payload and per-run maxima. Optional; defaults
+	// to [sortie.PayloadLimits] defaults (100 MiB and 256 MiB).
+	Limits sortie.PayloadLimits
+}
+
+// Store is a [sortie.PayloadStore] on a blob bucket. It is safe for
+// concurrent use.
+type Store struct {
+	bucket *blob.Bucket
+	name   string
+	sealer Sealer
+	limits sortie.PayloadLimits
+}
+
+var _ sortie.PayloadStore = (*Store)(nil)
+
+// sealSlackBytes bounds what sealing adds to a value (label, header, IV
+// and tag of a large envelope).
+const sealSlackBytes = 16 << 10
+
+// New returns a Store over bucket, named name in references (for example
+// "file" or "s3://BUCKET"; never a credential or a local path), sealing
+// with sealer. The Store does not own the bucket: close it after the
+// Store's last use.
+func New(bucket *blob.Bucket, name string, sealer Sealer, opts *Options) *Store {
+	s := &Store{bucket: bucket, name: name, sealer: sealer}
+	if opts != nil {
+		s.limits = opts.Limits
+	}
+	s.limits = s.limits.WithDefaults()
+	return s
+}
+
+// Name returns the store's name, as references carry it.
+func (s *Store) Name() string { return s.name }
+
+// Limits implements [sortie.PayloadStore].
+func (s *Store) Limits() sortie.PayloadLimits { return s.limits }
+
+// Key returns the object key of run's payload name: "runs/RUN/NAME".
+func Key(run sortie.RunID, name string) string { return "runs/" + string(run) + "/" + name }
+
+// Put implements [sortie.PayloadStore].
+func (s *Store) Put(ctx context.Context, run sortie.RunID, agent, name, field string, value []byte) (*sortie.PayloadRef, error) {
+	if n := int64(len(value)); n > s.limits.MaxPayloadBytes {
+		return nil, sortie.Invalidf(field, "%d bytes, over the payload store's per-payload limit of %d bytes", n, s.limits.MaxPayloadBytes)
+	}
+	key := Key(run, name)
+	if err := s.checkRunTotal(ctx, run, key, field, int64(len(value))); err != nil {
+		return nil, err
+	}
+	sealed, err := s.sealer.SealPayload(ctx, run, agent, key, value)
+	if err != nil {
+		return nil, err
+	}
+	sum := sha256.Sum256(sealed)
+	ref := &sortie.PayloadRef{Store: s.name, Key: key, Size: int64(len(value)), SHA256: hex.EncodeToString(sum[:])}
+	if err := ref.Validate(field + "_ref"); err != nil {
+		return nil, err
+	}
+	if err := s.bucket.WriteAll(ctx, key, sealed, &blob.WriterOptions{ContentType: "application/octet-stream"}); err != nil {
+		return nil, s.wrap("store", key, err)
+	}
+	return ref, nil
+}
+
+// checkRunTotal refuses a payload of n bytes that would take run's
+// payloads (other than key) over the per-run limit.
+func (s *Store) checkRunTotal(ctx context.Context, run sortie.RunID, key, field string, n int64) error {
+	total := n
+	err := s.each(ctx, run, func(o *blob.ListObject) error {
+		if o.Key != key {
+			total += max(o.Size-sealSlackBytes, 0)
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	if total > s.limits.MaxRunBytes {
+		return sortie.Invalidf(field, "the run's payloads would take %d bytes, over the payload store's per-run limit of %d bytes", total, s.limits.MaxRunBytes)
+	}
+	return nil
+}
+
+// Get implements [sortie.PayloadStore].
+func (s *Store) Get(ctx context.Context, run sortie.RunID, agent string, ref *sortie.PayloadRef) ([]byte, error) {
+	if err := ref.Validate("payload_ref"); err != nil {
+		return nil, err
+	}
+	if ref.Store != s.name || !strings.HasPrefix(ref.Key, Key(run, "")) {
+		return nil, fmt.Errorf("payload %s in store %q: not an object of run %s in store %q: %w", ref.Key, ref.Store, run, s.name, sortie.ErrPayloadIntegrity)
+	}
+	sealed, err := s.read(ctx, ref.Key, ref.Size+sealSlackBytes)
+	if err != nil {
+		return nil, err
+	}
+	sum := sha256.Sum256(sealed)
+	if got := hex.EncodeToString(sum[:]); got != ref.SHA256 {
+		return nil, fmt.Errorf("payload %s of run %s: the stored object's SHA-256 is %s, the run's reference names %s (changed in the store): %w", ref.Key, run, got, ref.SHA256, sortie.ErrPayloadIntegrity)
+	}
+	value, err := s.sealer.OpenPayload(ctx, run, agent, ref.Key, sealed)
+	if err != nil {
+		return nil, fmt.Errorf("payload %s of run %s does not open: %v: %w", ref.Key, run, err, sortie.ErrPayloadIntegrity)
+	}
+	if int64(len(value)) != ref.Size {
+		return nil, fmt.Errorf("payload %s of run %s: %d bytes, the reference names %d: %w", ref.Key, run, len(value), ref.Size, sortie.ErrPayloadIntegrity)
+	}
+	return value, nil
+}
+
+// read returns the object key, refusing one over limit bytes.
+func (s *Store) read(ctx context.Context, key string, limit int64) ([]byte, error) {
+	r, err := s.bucket.NewReader(ctx, key, nil)
+	if err != nil {
+		return nil, s.wrap("read", key, err)
+	}
+	defer r.Close()
+	if r.Size() > limit {
+		return nil, fmt.Errorf("payload %s: the stored object is %d bytes, more than its reference allows (%d): %w", key, r.Size(), limit, sortie.ErrPayloadIntegrity)
+	}
+	b, err := io.ReadAll(io.LimitReader(r, limit+1))
+	if err != nil {
+		return nil, s.wrap("read", key, err)
+	}
+	return b, nil
+}
+
+// DeleteRun implements [sortie.PayloadStore].
+func (s *Store) DeleteRun(ctx context.Context, run sortie.RunID) error {
+	return s.each(ctx, run, func(o *blob.ListObject) error {
+		if err := s.bucket.Delete(ctx, o.Key); err != nil && gcerrors.Code(err) != gcerrors.NotFound {
+			return s.wrap("delete", o.Key, err)
+		}
+		return nil
+	})
+}
+
+// each calls fn for every object of run.
+func (s *Store) each(ctx context.Context, run sortie.RunID, fn func(*blob.ListObject) error) error {
+	it := s.bucket.List(&blob.ListOptions{Prefix: Key(run, "")})
+	for {
+		o, err := it.Next(ctx)
+		if errors.Is(err, io.EOF) {
+			return nil
+		} else if err != nil {
+			return s.wrap("list the objects of run", string(run), err)
+		}
+		if err := fn(o); err != nil {
+			return err
+		}
+	}
+}
+
+// wrap maps a bucket error to the sortie sentinels: not found to
+// ErrNotFound, context errors unchanged, anything else ErrUnavailable.
+func (s *Store) wrap(op, key string, err error) error {
+	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+		return err
+	}
+	sentinel := sortie.ErrUnavailable
+	if gcerrors.Code(err) == gcerrors.NotFound {
+		sentinel = sortie.ErrNotFound
+	}
+	return fmt.Errorf("payload store %q: %s %s: %v: %w", s.name, op, key, err, sentinel)
+}

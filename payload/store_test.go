@@ -1,0 +1,206 @@
+package payload_test
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"gocloud.dev/blob"
+	_ "gocloud.dev/blob/s3blob"
+
+	"github.com/sortie-run/sortie"
+	"github.com/sortie-run/sortie/crypto/envelope"
+	"github.com/sortie-run/sortie/crypto/localkey"
+	"github.com/sortie-run/sortie/internal/s3test"
+	"github.com/sortie-run/sortie/payload"
+)
+
+var bg = context.Background()
+
+const canary = "canary-secret-7f3a9c"
+
+// sealer returns an envelope Config under a local key.
+func sealer(t testing.TB) *envelope.Config {
+	t.Helper()
+	kek, err := localkey.New(bytes.Repeat([]byte{7}, localkey.KeyBytes))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ring, err := envelope.NewKeyring("local-1", kek)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return envelope.NewConfig(envelope.New(ring, nil))
+}
+
+type fixture struct {
+	store  *payload.Store
+	bucket *blob.Bucket
+}
+
+// stores runs fn against a fileblob store and one on an S3-protocol
+// server on loopback.
+func stores(t *testing.T, opts *payload.Options, fn func(t *testing.T, f fixture)) {
+	t.Run("file", func(t *testing.T) {
+		s, b, err := payload.OpenFile(t.TempDir(), sealer(t), opts)
+		if err != nil {
+			t.Fatalf("OpenFile = %v", err)
+		}
+		t.Cleanup(func() { b.Close() })
+		fn(t, fixture{s, b})
+	})
+	t.Run("s3", func(t *testing.T) {
+		srv := s3test.Start(t, "payloads")
+		s, b, err := payload.OpenURL(bg, srv.BlobURL(), sealer(t), opts)
+		if err != nil {
+			t.Fatalf("OpenURL(%s) = %v", srv.BlobURL(), err)
+		}
+		t.Cleanup(func() { b.Close() })
+		fn(t, fixture{s, b})
+	})
+}
+
+// bigValue returns n bytes of JSON holding the canary.
+func bigValue(n int) []byte {
+	body := strings.Repeat(canary+" ", n/(len(canary)+1)+1)
+	return []byte(`{"doc":"` + body[:n-10] + `"}`)
+}
+
+var (
+	testTime = time.UnixMilli(1_780_000_000_000)
+	run1     = sortie.NewRunID(testTime)
+)
+
+func TestRoundTripSealed(t *testing.T) {
+	stores(t, nil, func(t *testing.T, f fixture) {
+		value := bigValue(5 << 20)
+		ref, err := f.store.Put(bg, run1, "probe", "variables", "variables", value)
+		if err != nil {
+			t.Fatalf("Put(5 MB) = %v", err)
+		}
+		if ref.Key != "runs/"+string(run1)+"/variables" || ref.Size != int64(len(value)) {
+			t.Errorf("Put = %+v, want key runs/%s/variables and size %d", ref, run1, len(value))
+		}
+		got, err := f.store.Get(bg, run1, "probe", ref)
+		if err != nil || !bytes.Equal(got, value) {
+			t.Fatalf("Get = %d bytes, %v; want the %d bytes put", len(got), err, len(value))
+		}
+		raw, err := f.bucket.ReadAll(bg, ref.Key)
+		if err != nil {
+			t.Fatalf("ReadAll(%s) = %v", ref.Key, err)
+		}
+		if bytes.Contains(raw, []byte(canary)) {
+			t.Fatal("the stored object holds the canary in plaintext")
+		}
+	})
+}
+
+func TestFlippedByteRefused(t *testing.T) {
+	stores(t, nil, func(t *testing.T, f fixture) {
+		ref, err := f.store.Put(bg, run1, "probe", "result-1", "result", bigValue(300<<10))
+		if err != nil {
+			t.Fatalf("Put = %v", err)
+		}
+		raw, _ := f.bucket.ReadAll(bg, ref.Key)
+		raw[len(raw)/2] ^= 0x01
+		if err := f.bucket.WriteAll(bg, ref.Key, raw, nil); err != nil {
+			t.Fatal(err)
+		}
+		_, err = f.store.Get(bg, run1, "probe", ref)
+		if !errors.Is(err, sortie.ErrPayloadIntegrity) || !strings.Contains(err.Error(), "SHA-256") {
+			t.Fatalf("Get(one byte flipped) = %v, want ErrPayloadIntegrity naming the SHA-256", err)
+		}
+	})
+}
+
+// An object of one key or run moved under another, with its hash, does
+// not open: it is bound to the run, agent and key it was sealed for.
+func TestMovedObjectRefused(t *testing.T) {
+	stores(t, nil, func(t *testing.T, f fixture) {
+		ref, err := f.store.Put(bg, run1, "probe", "result-1", "result", []byte(`"a"`))
+		if err != nil {
+			t.Fatalf("Put = %v", err)
+		}
+		raw, _ := f.bucket.ReadAll(bg, ref.Key)
+		moved := *ref
+		moved.Key = payload.Key(run1, "variables")
+		if err := f.bucket.WriteAll(bg, moved.Key, raw, nil); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := f.store.Get(bg, run1, "probe", &moved); !errors.Is(err, sortie.ErrPayloadIntegrity) {
+			t.Errorf("Get(object under another key) = %v, want ErrPayloadIntegrity", err)
+		}
+		if _, err := f.store.Get(bg, run1, "other", ref); !errors.Is(err, sortie.ErrPayloadIntegrity) {
+			t.Errorf("Get(another agent) = %v, want ErrPayloadIntegrity", err)
+		}
+		if _, err := f.store.Get(bg, sortie.NewRunID(testTime), "probe", ref); !errors.Is(err, sortie.ErrPayloadIntegrity) {
+			t.Errorf("Get(another run) = %v, want ErrPayloadIntegrity", err)
+		}
+	})
+}
+
+func TestLimits(t *testing.T) {
+	opts := &payload.Options{Limits: sortie.PayloadLimits{MaxPayloadBytes: 1 << 20, MaxRunBytes: 3 << 20 / 2}}
+	stores(t, opts, func(t *testing.T, f fixture) {
+		_, err := f.store.Put(bg, run1, "probe", "variables", "variables", bigValue(1<<20+1))
+		var ve *sortie.ValidationError
+		if !errors.As(err, &ve) || ve.Field != "variables" || !strings.Contains(err.Error(), "1048576") {
+			t.Fatalf("Put(over the per-payload limit) = %v, want a ValidationError for variables naming 1048576", err)
+		}
+		if _, err := f.store.Put(bg, run1, "probe", "variables", "variables", bigValue(1<<20)); err != nil {
+			t.Fatalf("Put(1 MiB) = %v", err)
+		}
+		_, err = f.store.Put(bg, run1, "probe", "result-1", "result", bigValue(1<<20))
+		if !errors.As(err, &ve) || ve.Field != "result" || !strings.Contains(err.Error(), "per-run limit of 1572864") {
+			t.Fatalf("Put(over the per-run total) = %v, want a ValidationError naming the per-run limit", err)
+		}
+		if _, err := f.store.Put(bg, run1, "probe", "variables", "variables", bigValue(1<<20)); err != nil {
+			t.Errorf("Put(the same key again) = %v, want it replaced within the total", err)
+		}
+	})
+}
+
+func TestDeleteRun(t *testing.T) {
+	stores(t, nil, func(t *testing.T, f fixture) {
+		other := sortie.NewRunID(testTime)
+		for _, r := range []sortie.RunID{run1, other} {
+			for _, name := range []string{"variables", "result-1"} {
+				if _, err := f.store.Put(bg, r, "probe", name, name, []byte(`{}`)); err != nil {
+					t.Fatalf("Put(%s, %s) = %v", r, name, err)
+				}
+			}
+		}
+		if err := f.store.DeleteRun(bg, run1); err != nil {
+			t.Fatalf("DeleteRun = %v", err)
+		}
+		if keys := listKeys(t, f.bucket); len(keys) != 2 || !strings.HasPrefix(keys[0], "runs/"+string(other)) {
+			t.Fatalf("after DeleteRun(%s) the bucket holds %q, want only run %s's 2 objects", run1, keys, other)
+		}
+		ref := &sortie.PayloadRef{Store: f.store.Name(), Key: payload.Key(run1, "variables"), Size: 2, SHA256: strings.Repeat("0", 64)}
+		if _, err := f.store.Get(bg, run1, "probe", ref); !errors.Is(err, sortie.ErrNotFound) {
+			t.Errorf("Get(deleted) = %v, want ErrNotFound", err)
+		}
+		if err := f.store.DeleteRun(bg, run1); err != nil {
+			t.Errorf("DeleteRun(again) = %v, want nil", err)
+		}
+	})
+}
+
+func listKeys(t *testing.T, b *blob.Bucket) []string {
+	t.Helper()
+	var keys []string
+	it := b.List(nil)
+	for {
+		o, err := it.Next(bg)
+		if err != nil {
+			break
+		}
+		if !strings.HasSuffix(o.Key, ".attrs") {
+			keys = append(keys, o.Key)
+		}
+	}
+	return keys
+}
