@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"fmt"
 	"os"
+	"os/signal"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -21,8 +22,11 @@ import (
 
 // holdLockEnv makes the test binary a worker frozen inside a write: once
 // the file $LOCAL_TEST_HOLD_LOCK_GO exists it begins a write transaction
-// on the SQLite file $LOCAL_TEST_HOLD_LOCK, says so on stderr and stops
-// itself (SIGSTOP), holding the file's write lock.
+// on the SQLite file $LOCAL_TEST_HOLD_LOCK, says so on stderr and hangs,
+// holding the file's write lock and ignoring SIGTERM, so only the
+// launcher's SIGKILL after the grace ends it. (It does not SIGSTOP
+// itself: on this kernel a stopped child was sometimes continued behind
+// the test's back and exited 0.)
 const holdLockEnv = "LOCAL_TEST_HOLD_LOCK"
 
 func holdLock() int {
@@ -32,7 +36,9 @@ func holdLock() int {
 		}
 		time.Sleep(10 * time.Millisecond) // a worker's own pace, not a test's wait
 	}
-	db, err := sql.Open("sqlite", os.Getenv(holdLockEnv))
+	// The host may be writing when the gate opens: wait for the lock as a
+	// worker does (busy timeout) rather than fail on SQLITE_BUSY.
+	db, err := sql.Open("sqlite", "file:"+os.Getenv(holdLockEnv)+"?_pragma=busy_timeout(20000)")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
@@ -45,8 +51,9 @@ func holdLock() int {
 		fmt.Fprintln(os.Stderr, "hold lock:", err)
 		return 1
 	}
+	signal.Ignore(syscall.SIGTERM)
 	fmt.Fprintln(os.Stderr, "locked")
-	syscall.Kill(os.Getpid(), syscall.SIGSTOP)
+	time.Sleep(time.Hour)
 	return 0
 }
 
@@ -77,12 +84,23 @@ func TestCancelWhileAWorkerHoldsTheStateLocked(t *testing.T) {
 		t.Fatal(err)
 	}
 	pid, _ := strconv.Atoi(ref.ID)
-	waitFor(t, "the worker to stop holding the lock", func() bool {
+	var log, state string
+	t.Cleanup(func() {
+		if t.Failed() {
+			st, err := l.Describe(context.Background(), ref)
+			t.Logf("worker %d: state %q, described %+v %v, log:\n%s", pid, state, st, err, log)
+		}
+	})
+	waitFor(t, "the worker to hold the lock", func() bool {
 		b, _ := os.ReadFile(ref.Detail[local.DetailLog])
 		st, _ := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-		_, rest, _ := strings.Cut(string(st), ") ")
-		return strings.Contains(string(b), "locked") && strings.HasPrefix(rest, "T")
+		_, state, _ = strings.Cut(string(st), ") ")
+		log = string(b)
+		return strings.Contains(log, "locked")
 	})
+	if state == "" {
+		t.Fatalf("the worker %d exited while it should hold the lock", pid)
+	}
 	run, err := e.Cancel(t.Context(), id, "stuck")
 	if err != nil || !run.CancelRequested {
 		t.Fatalf("Cancel(run whose worker holds the state locked) = %v, %v; want the request recorded", run, err)
