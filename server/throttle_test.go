@@ -13,10 +13,10 @@ import (
 
 	"go.opentelemetry.io/otel"
 	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
-	"go.opentelemetry.io/otel/sdk/metric/metricdata"
 
 	"github.com/sortie-run/sortie"
 	"github.com/sortie-run/sortie/controlplane/memory"
+	"github.com/sortie-run/sortie/internal/metrictest"
 	"github.com/sortie-run/sortie/launchers/local"
 	"github.com/sortie-run/sortie/server"
 	"github.com/sortie-run/sortie/server/httpengine"
@@ -65,26 +65,6 @@ func newFaultyServer(t *testing.T) (*faultyReserve, *httptest.Server) {
 	return cp, h
 }
 
-// counts reads the server's refusal counters.
-func counts(t *testing.T, r *sdkmetric.ManualReader) map[string]int64 {
-	var rm metricdata.ResourceMetrics
-	if err := r.Collect(context.Background(), &rm); err != nil {
-		t.Fatal(err)
-	}
-	out := map[string]int64{}
-	for _, sm := range rm.ScopeMetrics {
-		for _, m := range sm.Metrics {
-			if sum, ok := m.Data.(metricdata.Sum[int64]); ok {
-				for _, dp := range sum.DataPoints {
-					route, _ := dp.Attributes.Value("http.route")
-					out[m.Name+" "+route.AsString()] += dp.Value
-				}
-			}
-		}
-	}
-	return out
-}
-
 // Throttling is its own answer: 429 "throttled" with Retry-After, told
 // apart from 503 "unavailable" (also with Retry-After), each counted by
 // its metric; the Go client maps them back to ErrThrottled and
@@ -124,7 +104,7 @@ func TestThrottledAndUnavailableAnswers(t *testing.T) {
 		}
 	}
 	want := map[string]int64{server.MetricThrottled + " POST /v1/runs": 2, server.MetricUnavailable + " POST /v1/runs": 2}
-	if got := counts(t, reader); fmt.Sprint(got) != fmt.Sprint(want) {
+	if got := metrictest.Sums(t, reader, "http.route"); fmt.Sprint(got) != fmt.Sprint(want) {
 		t.Errorf("refusal counters = %v, want %v", got, want)
 	}
 }

@@ -1,6 +1,7 @@
 package dynamo
 
 import (
+	"context"
 	"sync"
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
@@ -137,6 +138,7 @@ func (l *ledger) putBack(id sortie.RunID, c Capacity) {
 
 // retry counts a call sent again after the transient failure err.
 func (l *ledger) retry(err error) {
+	countRetry(err)
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	l.total.Retries++
@@ -150,6 +152,7 @@ func (l *ledger) retry(err error) {
 
 // fallback counts a consistent read made for a lost condition's missing item.
 func (l *ledger) fallback() {
+	fallbackCount.Add(context.Background(), 1)
 	l.mu.Lock()
 	l.total.ConsistentReads++
 	l.mu.Unlock()

@@ -82,7 +82,9 @@
 // Every call that fails transiently (throttling, a transaction conflict,
 // a 5xx answer, a network failure) is sent again with a jittered, growing
 // pause, up to 8 tries beyond the SDK's own, and counted in
-// [ControlPlane.Consumed]. A write applied by DynamoDB whose answer was
+// [ControlPlane.Consumed] and in the metric [MetricRetries] by cause
+// (the strongly consistent reads made for lost conditions without their
+// item in [MetricFallbackReads]). A write applied by DynamoDB whose answer was
 // lost is recognised when its retry's condition fails with its own item
 // (the same version and body, or the Reserve call's random write token wt).
 //

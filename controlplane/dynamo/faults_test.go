@@ -110,6 +110,7 @@ func (f *faultAPI) TransactWriteItems(ctx context.Context, in *dynamodb.Transact
 // existing run), and each such read is counted. Lost conditions of other
 // writes fall back the same way.
 func TestLostConditionWithoutItem(t *testing.T) {
+	metricsBefore := metricCounts(t)
 	db, table := newTable(t)
 	f := &faultAPI{Client: db, stripItem: true}
 	cp := open(t, f, table, nil)
@@ -145,6 +146,9 @@ func TestLostConditionWithoutItem(t *testing.T) {
 	if n := cp.Consumed().ConsistentReads + peer.Consumed().ConsistentReads; n < 4 {
 		t.Errorf("consistent reads after lost conditions without items = %d, want at least 4 (two duplicates per handle, the heartbeat)", n)
 	}
+	if got, want := metricsSince(t, metricsBefore)[dynamo.MetricFallbackReads+" "], cp.Consumed().ConsistentReads+peer.Consumed().ConsistentReads; got != want {
+		t.Errorf("metric %s = %d, want %d (the handles' ConsistentReads)", dynamo.MetricFallbackReads, got, want)
+	}
 }
 
 // Transient failures of writes, before they are applied and after (the
@@ -152,6 +156,7 @@ func TestLostConditionWithoutItem(t *testing.T) {
 // once with each event stored once: a write applied by a try whose answer
 // was lost is recognised as this call's own.
 func TestTransientWriteFaults(t *testing.T) {
+	metricsBefore := metricCounts(t)
 	db, table := newTable(t)
 	f := &faultAPI{Client: db, fail: func(n int) string {
 		switch n % 5 {
@@ -196,6 +201,11 @@ func TestTransientWriteFaults(t *testing.T) {
 	if c.Retries == 0 || c.Throttles == 0 || c.TransactionConflicts == 0 || f.faults["after"] == 0 {
 		t.Errorf("Consumed after injected faults %v = retries %d, throttles %d, transaction conflicts %d; want each counted",
 			f.faults, c.Retries, c.Throttles, c.TransactionConflicts)
+	}
+	m, r := metricsSince(t, metricsBefore), dynamo.MetricRetries
+	if m[r+" throttled"]+m[r+" transaction_conflict"]+m[r+" other"] != c.Retries || m[r+" throttled"] != c.Throttles || m[r+" transaction_conflict"] != c.TransactionConflicts ||
+		m[r+" other"] != c.Retries-c.Throttles-c.TransactionConflicts {
+		t.Errorf("metric %s = %v, want the handle's counts %+v by cause", r, m, c)
 	}
 }
 
