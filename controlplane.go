@@ -120,6 +120,19 @@ type ControlPlane interface {
 	// set and at or before nowMs, oldest lease first.
 	Expired(ctx context.Context, nowMs int64, limit int) ([]*Run, error)
 
+	// Queued returns up to limit runs waiting for a slot of concurrency
+	// key ([Run.Queued]), oldest first (run ID order, which is submission
+	// order).
+	Queued(ctx context.Context, key string, limit int) ([]*Run, error)
+
+	// QueuePosition returns 1 plus the number of runs queued under key
+	// before run id.
+	QueuePosition(ctx context.Context, key string, id RunID) (int, error)
+
+	// Queues returns the concurrency keys that have queued runs, with
+	// their counts of runs holding slots and waiting.
+	Queues(ctx context.Context) ([]QueueState, error)
+
 	// Close releases resources. Calls after Close return ErrClosed.
 	Close() error
 
@@ -179,6 +192,10 @@ type Launch struct {
 	// (the key-management requests of its seal), recorded on the attempt;
 	// the worker's usage is added to it when the attempt ends. Optional.
 	Usage *Usage
+	// Limit is the concurrency limit the launch of a queued run is
+	// admitted under (the agent's current one). Optional; defaults to the
+	// run's [RunConcurrency.Limit].
+	Limit int
 }
 
 // Deferral asks Defer to move the next look at attempt Attempt of a run

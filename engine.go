@@ -175,8 +175,12 @@ func (e *Engine) SubmitCreated(ctx context.Context, req *SubmitRequest) (*Run, b
 	if err != nil {
 		return nil, false, endSpan(span, err)
 	}
-	inv := e.invocation(run, 1, NewLaunchID())
 	res := &Reservation{Run: run, TTLMs: e.opts.IdempotencyTTL.Milliseconds(), NowMs: e.nowMs()}
+	if run.Concurrency != nil {
+		run, created, err := e.submitQueued(ctx, res)
+		return e.priced(run), created, endSpan(span, err)
+	}
+	inv := e.invocation(run, 1, NewLaunchID())
 	sealErr := e.seal(WithMeter(ctx, meter), inv)
 	if sealErr == nil {
 		l := e.launchOf(run, inv)
@@ -324,6 +328,7 @@ func (e *Engine) Get(ctx context.Context, id RunID) (*Run, error) {
 		return nil, err
 	}
 	run, err := e.cp.Get(ctx, id)
+	e.queuePosition(ctx, run)
 	return e.priced(run), err
 }
 

@@ -13,9 +13,15 @@ import (
 // (26 characters, Crockford base32) so IDs sort by creation time.
 type RunID string
 
-// NewRunID returns a new run ID for the given creation time.
+// runIDEntropy makes the IDs of one process made in the same millisecond
+// increase (by a random step), so they sort in the order they were made:
+// concurrency queues admit runs in run ID order.
+var runIDEntropy = &ulid.LockedMonotonicReader{MonotonicReader: ulid.Monotonic(rand.Reader, 0)}
+
+// NewRunID returns a new run ID for the given creation time. IDs made by
+// one process sort in the order they were made.
 func NewRunID(t time.Time) RunID {
-	return RunID(ulid.MustNew(ulid.Timestamp(t), rand.Reader).String())
+	return RunID(ulid.MustNew(ulid.Timestamp(t), runIDEntropy).String())
 }
 
 // NewLaunchID returns a new launch ID: an opaque string of 26 characters that

@@ -15,7 +15,10 @@ import (
 // lease expiry ends the attempt and starts the next one.
 func (e *Engine) ReconcileAll(ctx context.Context) (int, error) {
 	touched := map[RunID]bool{}
-	total := 0
+	total, err := e.AdmitQueued(ctx)
+	if err != nil && !errors.Is(err, ErrClosed) {
+		e.log.Warn("admit queued runs", "err", err)
+	}
 	for {
 		n, err := e.reconcilePass(ctx, false, touched)
 		total += n
@@ -80,6 +83,8 @@ func waitUntil(ctx context.Context, due time.Time, now func() time.Time) bool {
 func (e *Engine) RunReconciler(ctx context.Context, interval time.Duration) {
 	t := time.NewTicker(interval)
 	defer t.Stop()
+	slots, stop := e.slotWakes()
+	defer stop()
 	var last time.Time
 	for {
 		now := time.Now()
@@ -90,10 +95,32 @@ func (e *Engine) RunReconciler(ctx context.Context, interval time.Duration) {
 		} else if err != nil && ctx.Err() == nil {
 			e.log.Warn("reconcile", "err", err)
 		}
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
+		for {
+			e.admitQueued(ctx)
+			select {
+			case <-ctx.Done():
+				return
+			case <-slots:
+				continue // a slot freed in this process: admit at once
+			case <-t.C:
+			}
+			break
 		}
+	}
+}
+
+// slotWakes returns the control plane's slot wake-ups ([SlotNotifier]),
+// or a channel that never fires.
+func (e *Engine) slotWakes() (<-chan struct{}, func()) {
+	if n, ok := e.cp.(SlotNotifier); ok {
+		return n.SubscribeSlots()
+	}
+	return nil, func() {}
+}
+
+// admitQueued runs [Engine.AdmitQueued] and logs what failed.
+func (e *Engine) admitQueued(ctx context.Context) {
+	if _, err := e.AdmitQueued(ctx); err != nil && !errors.Is(err, ErrClosed) && ctx.Err() == nil {
+		e.log.Warn("admit queued runs", "err", err)
 	}
 }

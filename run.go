@@ -16,6 +16,9 @@ type Manifest struct {
 	Description string `json:"description,omitempty"`
 	// Policy holds the agent's defaults; a submission may override them.
 	Policy Policy `json:"policy,omitzero"`
+	// Concurrency limits how many of the agent's runs (per key) hold
+	// slots at once; see [Concurrency]. Optional; nil means no limit.
+	Concurrency *Concurrency `json:"concurrency,omitempty"`
 }
 
 // Validate checks the manifest's fields and returns a [*ValidationError].
@@ -31,6 +34,11 @@ func (m *Manifest) Validate() error {
 	}
 	if len(m.Description) > 1024 {
 		return invalidf("agent.description", "%d bytes, limit 1024", len(m.Description))
+	}
+	if m.Concurrency != nil {
+		if err := m.Concurrency.Validate(); err != nil {
+			return err
+		}
 	}
 	return m.Policy.Validate()
 }
@@ -208,6 +216,13 @@ type Run struct {
 	// when the run is shown (see [Pricer]); never stored. Nil when the
 	// engine has no Pricer.
 	Cost *Cost `json:"cost,omitempty"`
+
+	// Concurrency is the run's concurrency key and limit when its agent
+	// has one ([Manifest.Concurrency]); nil otherwise.
+	Concurrency *RunConcurrency `json:"concurrency,omitempty"`
+	// Queue is where the run waits for a concurrency slot, set by
+	// [Engine.Get] while it is queued; never stored.
+	Queue *QueuePosition `json:"queue,omitempty"`
 
 	// Steps are the run's completed durable steps, in the order of
 	// [SortSteps], as [Client.GetWithSteps] and the API's GET of a run

@@ -178,6 +178,9 @@ func (e *Engine) newRun(ctx context.Context, req *SubmitRequest) (*Run, error) {
 	if err := run.Policy.checkLiveness(); err != nil {
 		return nil, err
 	}
+	if err := concurrencyOf(run); err != nil {
+		return nil, err
+	}
 	if hasConfig(req.Config) {
 		if err := e.sealConfig(ctx, run, req.Config); err != nil {
 			return nil, err

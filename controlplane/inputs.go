@@ -62,6 +62,9 @@ func checkReservation(r *sortie.Reservation) error {
 			return err
 		}
 	}
+	if err := checkRunConcurrency(r); err != nil {
+		return err
+	}
 	if r.TTLMs < 0 || r.NowMs < 0 {
 		return sortie.Invalidf("ttl_ms", "TTL %d ms and time %d ms must not be negative", r.TTLMs, r.NowMs)
 	}

@@ -12,6 +12,8 @@ import (
 type Hub struct {
 	mu   sync.Mutex
 	subs map[sortie.RunID]map[chan struct{}]struct{}
+	// slots are the subscribers of NotifySlots.
+	slots map[chan struct{}]struct{}
 }
 
 // Subscribe returns a channel that holds one value (coalesced) after each
@@ -49,6 +51,40 @@ func (h *Hub) Notify(id sortie.RunID) {
 		select {
 		case ch <- struct{}{}:
 		default: // a wake-up is already pending
+		}
+	}
+}
+
+// SubscribeSlots implements [sortie.SlotNotifier] for the driver: the
+// channel holds one value (coalesced) after each NotifySlots.
+func (h *Hub) SubscribeSlots() (<-chan struct{}, func()) {
+	ch := make(chan struct{}, 1)
+	h.mu.Lock()
+	if h.slots == nil {
+		h.slots = make(map[chan struct{}]struct{})
+	}
+	h.slots[ch] = struct{}{}
+	h.mu.Unlock()
+	var once sync.Once
+	return ch, func() {
+		once.Do(func() {
+			h.mu.Lock()
+			delete(h.slots, ch)
+			h.mu.Unlock()
+		})
+	}
+}
+
+// NotifySlots wakes every slot subscriber without blocking; drivers call
+// it after a committed write that gave a slot back or took a run out of
+// its queue.
+func (h *Hub) NotifySlots() {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	for ch := range h.slots {
+		select {
+		case ch <- struct{}{}:
+		default:
 		}
 	}
 }

@@ -21,6 +21,9 @@ func NewRun(r *sortie.Run, res *sortie.Reservation) {
 	r.Policy = r.Policy.WithDefaults()
 	r.CreatedMs, r.UpdatedMs = res.NowMs, res.NowMs
 	r.LeaseExpiresMs = res.NowMs + LaunchGraceMs
+	if r.Concurrency != nil {
+		r.LeaseExpiresMs = 0 // queued: admitted by an engine, never launched by the reconciler
+	}
 	if res.LaunchID != "" {
 		// A new run is neither terminal, cancelled nor interrupted, and its
 		// policy allows at least one attempt: RecordLaunch cannot fail.
@@ -69,6 +72,9 @@ func RecordLaunch(r *sortie.Run, l sortie.Launch) error {
 		timeout = l.StartTimeoutMs
 	}
 	startBy := l.NowMs + timeout
+	if r.Queued() && l.Limit > 0 {
+		r.Concurrency.Limit = l.Limit // the driver admits it under this limit
+	}
 	r.Attempt = l.Attempt
 	r.Attempts = append(r.Attempts, sortie.Attempt{Number: l.Attempt, LaunchID: l.LaunchID, LaunchedMs: l.NowMs, StartByMs: startBy, Usage: l.Usage})
 	r.LeaseExpiresMs = startBy

@@ -37,6 +37,9 @@ func newGetCmd(g *globals) *cobra.Command {
 func printRun(g *globals, run *sortie.Run) {
 	w := tabwriter.NewWriter(os.Stdout, 0, 4, 2, ' ', 0)
 	fmt.Fprintf(w, "run\t%s\nagent\t%s %s (%s)\nstate\t%s\n", run.ID, run.Agent.Name, run.Agent.Version, run.Agent.Runtime, run.State)
+	if run.Queue != nil {
+		fmt.Fprintf(w, "queued\tposition %d for concurrency key %q\n", run.Queue.Position, run.Queue.Key)
+	}
 	if run.ContextID != "" {
 		fmt.Fprintf(w, "context\t%s\n", run.ContextID)
 	}

@@ -87,7 +87,7 @@ func RunConformanceTests(t *testing.T, newHarness func(t *testing.T) Harness) {
 	h := newHarness(t)
 	shared, notifies := h.SharedAcrossProcesses(), h.Notifies()
 	h.Close()
-	props := append(slices.Concat(properties, stepProperties), pushProperties...)
+	props := slices.Concat(properties, stepProperties, pushProperties, concurrencyProperties)
 	if notifies {
 		props = append(props, property{"NotifierWakesSubscribers", testNotifier})
 	}

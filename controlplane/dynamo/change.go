@@ -3,6 +3,7 @@ package dynamo
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"maps"
 	"strconv"
@@ -106,6 +107,7 @@ func (c *ControlPlane) change(ctx context.Context, op string, id sortie.RunID, f
 func (c *ControlPlane) try(ctx context.Context, id sortie.RunID, old item, rec *record, fn func(r *sortie.Run) (bool, error)) (*record, bool, item, error) {
 	prev := condOf(rec.Run)
 	before := endedFlags(rec.Run)
+	slotsBefore := controlplane.SlotStateOf(rec.Run)
 	changed, err := fn(rec.Run)
 	if err != nil || !changed {
 		return rec, true, nil, err
@@ -119,12 +121,15 @@ func (c *ControlPlane) try(ctx context.Context, id sortie.RunID, old item, rec *
 		c.units.putBack(id, pending)
 		return nil, false, nil, err
 	}
-	out, err := c.db.UpdateItem(ctx, u.in)
+	slot := controlplane.SlotChangeOf(slotsBefore, rec.Run)
+	consumed, err := c.writeRun(ctx, u.in, slot, id)
 	if err != nil {
 		c.units.call("", Capacity{})
 		c.units.putBack(id, pending.plus(Capacity{WriteUnits: writeUnits(itemSize(old))}))
 		won, lost := conditionFailed(err)
-		if !lost {
+		if errors.Is(err, sortie.ErrConcurrencyLimit) {
+			return nil, false, nil, err
+		} else if !lost {
 			return nil, false, nil, apiErr("update run "+string(id), err)
 		}
 		if won, err = c.winner(ctx, id, won); err != nil {
@@ -137,11 +142,28 @@ func (c *ControlPlane) try(ctx context.Context, id sortie.RunID, old item, rec *
 		rec, err := decodeRecord(won)
 		return rec, false, won, err
 	}
-	reported := c.units.wrote(capOf(out.ConsumedCapacity)...)
+	reported := c.units.wrote(consumed...)
 	c.units.call("", reported)
 	c.units.correct(id, reported, u.own)
 	c.cache.put(id, u.after)
+	if slot.Dequeue || slot.Release {
+		c.hub.NotifySlots()
+	}
 	return u.next, true, nil, nil
+}
+
+// writeRun sends a run's conditional update: one UpdateItem, or a
+// transaction with the concurrency items when the write changes a
+// key's counts (see [ControlPlane.updateWithSlots]).
+func (c *ControlPlane) writeRun(ctx context.Context, in *dynamodb.UpdateItemInput, slot controlplane.SlotChange, id sortie.RunID) ([]types.ConsumedCapacity, error) {
+	if slot.Changes() {
+		return c.updateWithSlots(ctx, in, slot, id)
+	}
+	out, err := c.db.UpdateItem(ctx, in)
+	if err != nil {
+		return nil, err
+	}
+	return capOf(out.ConsumedCapacity), nil
 }
 
 // winner returns the run item a lost condition saw, reading it strongly

@@ -48,7 +48,7 @@ func (c *ControlPlane) Reserve(ctx context.Context, res *sortie.Reservation) (*s
 		return nil, false, wrap("reserve", err)
 	}
 	if idem == nil {
-		if _, err := c.putRun(ctx, rec, runIt, 0); err != nil {
+		if _, err := c.putNew(ctx, rec, runIt, 0); err != nil {
 			return nil, false, wrap("reserve", err)
 		}
 		c.hub.Notify(run.ID)
@@ -210,7 +210,7 @@ func (c *ControlPlane) reserveKeyed(ctx context.Context, res *sortie.Reservation
 		return nil, false, err
 	}
 	if holder == nil {
-		run, err := c.putRun(ctx, rec, runIt, spent)
+		run, err := c.putNew(ctx, rec, runIt, spent)
 		if errors.Is(err, sortie.ErrConflict) {
 			c.dropIdem(ctx, res) // the key must not point at another run
 		}
@@ -308,7 +308,7 @@ func (c *ControlPlane) existing(ctx context.Context, holder item) (*sortie.Run, 
 		return nil, false, err
 	}
 	it[AttrToken] = holder[AttrToken]
-	run, err := c.putRun(ctx, rec, it, 0)
+	run, err := c.putNew(ctx, rec, it, 0)
 	if !errors.Is(err, sortie.ErrConflict) {
 		return run, err == nil, err
 	}

@@ -24,6 +24,7 @@ func (c *ControlPlane) change(_ context.Context, op string, id sortie.RunID, fn 
 		return nil, fmt.Errorf("memory: %s run %s: %w", op, id, sortie.ErrNotFound)
 	}
 	r := stored.Clone()
+	before := controlplane.SlotStateOf(r)
 	changed, err := fn(r)
 	if err != nil {
 		return nil, fmt.Errorf("memory: %w", err)
@@ -31,8 +32,15 @@ func (c *ControlPlane) change(_ context.Context, op string, id sortie.RunID, fn 
 	if !changed {
 		return stored.Clone(), nil
 	}
+	slot := controlplane.SlotChangeOf(before, r)
+	if err := c.applySlot(slot); err != nil {
+		return nil, fmt.Errorf("memory: %s run %s: %w", op, id, err)
+	}
 	c.runs[id] = r
 	c.hub.Notify(id)
+	if slot.Dequeue || slot.Release {
+		c.hub.NotifySlots()
+	}
 	return r.Clone(), nil
 }
 

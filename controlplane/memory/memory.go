@@ -28,6 +28,8 @@ type ControlPlane struct {
 	push map[sortie.RunID]map[string]sortie.PushConfig
 	// leases holds the push configurations' delivery leases.
 	leases map[pushKey]pushLease
+	// active counts the runs holding slots by concurrency key.
+	active map[string]int
 	hub    controlplane.Hub
 	now    func() time.Time
 	// tokens signs List page tokens with a key of this store's own.
@@ -49,6 +51,7 @@ type idemRecord struct {
 var (
 	_ sortie.ControlPlane = (*ControlPlane)(nil)
 	_ sortie.Notifier     = (*ControlPlane)(nil)
+	_ sortie.SlotNotifier = (*ControlPlane)(nil)
 )
 
 // New returns an empty control plane. Changes that carry no time of their
@@ -60,6 +63,7 @@ func New() *ControlPlane {
 		idem:   make(map[idemKey]idemRecord),
 		steps:  make(map[sortie.RunID][]sortie.Step),
 		push:   make(map[sortie.RunID]map[string]sortie.PushConfig),
+		active: make(map[string]int),
 		now:    time.Now,
 	}
 	c.tokens, _ = controlplane.NewPageTokens(nil) // a random key cannot be refused

@@ -97,6 +97,8 @@ func copyRun(r *sortie.Run) *sortie.Run {
 	c.ResumeInput = bytes.Clone(r.ResumeInput)
 	c.Error = clonePtr(r.Error)
 	c.Cost = copyCost(r.Cost)
+	c.Agent.Concurrency = clonePtr(r.Agent.Concurrency)
+	c.Concurrency, c.Queue = clonePtr(r.Concurrency), clonePtr(r.Queue)
 	if r.Interrupt != nil {
 		i := *r.Interrupt
 		i.Checkpoint = bytes.Clone(i.Checkpoint)

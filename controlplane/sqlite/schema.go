@@ -91,6 +91,24 @@ var migrations = []migration{
 		body    TEXT NOT NULL,    -- the step as JSON
 		PRIMARY KEY (run_id, name)
 	) WITHOUT ROWID;`},
+	// Version 8: concurrency limits: a queued run's key (NULL unless
+	// queued, indexed in run ID order) and the count of runs holding
+	// slots by key.
+	{apply: addQueue},
+}
+
+// addQueue adds runs.queue_key, its partial index and the slots table;
+// harmless on a file that has them.
+func addQueue(ctx context.Context, conn *sql.Conn) error {
+	if err := addColumns(ctx, conn, "runs", []struct{ name, decl string }{{"queue_key", "queue_key TEXT"}}); err != nil {
+		return err
+	}
+	_, err := conn.ExecContext(ctx, `CREATE INDEX IF NOT EXISTS runs_queue ON runs (queue_key, id) WHERE queue_key IS NOT NULL;
+	CREATE TABLE IF NOT EXISTS slots (
+		key    TEXT PRIMARY KEY,
+		active INTEGER NOT NULL -- runs of the key holding slots
+	) WITHOUT ROWID;`)
+	return err
 }
 
 // batchEvents creates event_batches, one row per AppendEvents call (a

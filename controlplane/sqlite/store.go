@@ -7,6 +7,7 @@ import (
 	"fmt"
 
 	"github.com/sortie-run/sortie"
+	"github.com/sortie-run/sortie/controlplane"
 )
 
 // querier is what *sql.DB and *sql.Tx share for reads.
@@ -23,15 +24,20 @@ func (c *ControlPlane) change(ctx context.Context, op string, id sortie.RunID, f
 		return nil, err
 	}
 	var run *sortie.Run
+	var slot controlplane.SlotChange
 	changed := false
 	err := c.write(ctx, func(ctx context.Context, tx *stmtCache) error {
 		r, err := c.runs.load(ctx, tx, id, false)
 		if err != nil {
 			return err
 		}
-		prev := r.Version
+		prev, before := r.Version, controlplane.SlotStateOf(r)
 		run = r
 		if changed, err = fn(r); err != nil || !changed {
+			return err
+		}
+		slot = controlplane.SlotChangeOf(before, r)
+		if err := applySlot(ctx, tx, slot); err != nil {
 			return err
 		}
 		return updateRun(ctx, tx, r, prev)
@@ -41,6 +47,9 @@ func (c *ControlPlane) change(ctx context.Context, op string, id sortie.RunID, f
 	}
 	if changed {
 		c.hub.Notify(id)
+	}
+	if slot.Dequeue || slot.Release {
+		c.hub.NotifySlots()
 	}
 	return run, nil
 }
@@ -68,10 +77,10 @@ func insertRun(ctx context.Context, tx *stmtCache, r *sortie.Run) error {
 		return fmt.Errorf("encode run %s: %w", r.ID, err)
 	}
 	_, err = tx.ExecContext(ctx, `INSERT INTO runs
-		(id, state, context_id, agent, created_ms, updated_ms, lease_expires_ms, version, body)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		(id, state, context_id, agent, created_ms, updated_ms, lease_expires_ms, version, body, queue_key)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 		string(r.ID), string(r.State), r.ContextID, r.Agent.Name, r.CreatedMs, r.UpdatedMs,
-		leaseColumn(r), r.Version, body)
+		leaseColumn(r), r.Version, body, queueColumn(r))
 	return dbErr("insert run "+string(r.ID), err)
 }
 
@@ -82,8 +91,8 @@ func updateRun(ctx context.Context, tx *stmtCache, r *sortie.Run, prev int64) er
 		return fmt.Errorf("encode run %s: %w", r.ID, err)
 	}
 	res, err := tx.ExecContext(ctx, `UPDATE runs SET state = ?, updated_ms = ?, lease_expires_ms = ?,
-		version = ?, body = ? WHERE id = ? AND version = ?`,
-		string(r.State), r.UpdatedMs, leaseColumn(r), r.Version, body, string(r.ID), prev)
+		version = ?, body = ?, queue_key = ? WHERE id = ? AND version = ?`,
+		string(r.State), r.UpdatedMs, leaseColumn(r), r.Version, body, queueColumn(r), string(r.ID), prev)
 	if err != nil {
 		return dbErr("update run "+string(r.ID), err)
 	}
