@@ -7,7 +7,9 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -42,7 +44,52 @@ type cli struct {
 }
 
 func newCLI(t *testing.T) *cli {
-	return &cli{t: t, state: t.TempDir()}
+	c := &cli{t: t, state: t.TempDir()}
+	// Runs started by submit or trigger go on after the command exits, as
+	// they do for a user; the state directory is removed once the workers
+	// writing to it have ended (cleanups run last-registered first).
+	t.Cleanup(func() { endWorkers(t, c.state) })
+	return c
+}
+
+// endWorkers waits up to a minute for the processes started with state dir
+// as their SORTIE_STATE_DIR or on their command line to exit, then kills
+// those left (a run that never ends would otherwise outlive the test).
+func endWorkers(t *testing.T, dir string) {
+	deadline := time.Now().Add(time.Minute)
+	for {
+		pids := workersOf(dir)
+		if len(pids) == 0 {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Logf("killing workers %v still using %s", pids, dir)
+			for _, pid := range pids {
+				syscall.Kill(pid, syscall.SIGKILL)
+			}
+			return
+		}
+		time.Sleep(20 * time.Millisecond) // polling /proc: there is nothing to wait on
+	}
+}
+
+// workersOf lists the processes whose environment or command line names
+// dir (all processes are readable: the tests run as the same user).
+func workersOf(dir string) []int {
+	procs, _ := filepath.Glob("/proc/[0-9]*")
+	var pids []int
+	for _, p := range procs {
+		pid, err := strconv.Atoi(filepath.Base(p))
+		if err != nil || pid == os.Getpid() {
+			continue
+		}
+		env, _ := os.ReadFile(p + "/environ")
+		cmd, _ := os.ReadFile(p + "/cmdline")
+		if bytes.Contains(env, []byte("SORTIE_STATE_DIR="+dir+"\x00")) || bytes.Contains(cmd, []byte(dir)) {
+			pids = append(pids, pid)
+		}
+	}
+	return pids
 }
 
 type result struct {
