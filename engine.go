@@ -195,6 +195,7 @@ func (e *Engine) SubmitCreated(ctx context.Context, req *SubmitRequest) (*Run, b
 	if !created {
 		return e.priced(run), false, nil
 	}
+	countSubmitted(ctx, run)
 	switch {
 	case sealErr == nil:
 		run, err = e.started(ctx, run, inv)

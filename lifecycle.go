@@ -125,7 +125,9 @@ func (e *Engine) start(inv *Invocation) {
 		if tp, ts := TraceContextOf(ctx); tp != "" {
 			inv.TraceParent, inv.TraceState = tp, ts // the worker's attempt span goes under the launch
 		}
+		began := time.Now()
 		ref, err := e.launcher.Start(ctx, inv)
+		recordLaunch(ctx, inv, began, err)
 		endSpan(span, err)
 		span.End()
 		cancel()

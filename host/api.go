@@ -53,7 +53,8 @@ func (h *Host) openAPI(ctx context.Context) error {
 		}
 	}
 	opts := server.Options{Engine: h.engine, APITokens: cfg.Tokens, AnyClient: cfg.AnyClient, Logger: h.log,
-		FollowPoll: cmpOr(cfg.FollowPoll, poll), Pushes: pushes, CheckPushURL: h.cfg.Destinations.Check, UI: cfg.UI}
+		FollowPoll: cmpOr(cfg.FollowPoll, poll), Pushes: pushes, CheckPushURL: h.cfg.Destinations.Check, UI: cfg.UI,
+		Metrics: cfg.Metrics}
 	agents := slices.SortedFunc(maps.Values(h.cfg.Agents), func(a, b sortie.Manifest) int { return strings.Compare(a.Name, b.Name) })
 	if opts.A2A, err = a2aserver.New(h.engine, agents, &a2aserver.Options{PublicURL: cfg.PublicURL, PushChanged: pushes.Notify,
 		CheckPushURL: h.cfg.Destinations.Check, TokenSealer: tokens, BearerAuth: len(cfg.Tokens) > 0, Logger: h.log}); err != nil {

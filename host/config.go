@@ -2,6 +2,7 @@ package host
 
 import (
 	"log/slog"
+	"net/http"
 	"net/url"
 	"regexp"
 	"strings"
@@ -180,6 +181,10 @@ type API struct {
 	// API with the same tokens (or loopback clients only without them).
 	// Optional; defaults to false.
 	UI bool
+	// Metrics serves GET /metrics behind the API's authentication: the
+	// handler of [NewPrometheus]. Optional; without it the route answers
+	// 404.
+	Metrics http.Handler
 	// ShutdownGrace is how long [Host.Serve] waits, once its context ends,
 	// for requests in flight and webhook deliveries. Optional; defaults to
 	// 30 s.

@@ -3,6 +3,11 @@ package host
 import (
 	"context"
 	"fmt"
+	"net/http"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+	otelprom "go.opentelemetry.io/otel/exporters/prometheus"
 
 	"go.opentelemetry.io/otel"
 	"go.opentelemetry.io/otel/exporters/otlp/otlpmetric/otlpmetrichttp"
@@ -56,4 +61,19 @@ func (m *Metrics) Shutdown() {
 	ctx, cancel := context.WithTimeout(context.Background(), telemetry.ShutdownTimeout)
 	defer cancel()
 	_ = m.mp.Shutdown(ctx)
+}
+
+// NewPrometheus returns a reader for [StartMetrics] that keeps the
+// metrics of every package for a Prometheus scrape, and the handler that
+// serves them in the Prometheus text format (OpenTelemetry's Prometheus
+// exporter: names get their unit and _total suffixes, "sortie.runs.submitted"
+// becomes sortie_runs_submitted_total). `sortie serve` mounts it at
+// /metrics behind the API's authentication ([API.Metrics]).
+func NewPrometheus() (sdkmetric.Reader, http.Handler, error) {
+	reg := prometheus.NewRegistry()
+	exp, err := otelprom.New(otelprom.WithRegisterer(reg))
+	if err != nil {
+		return nil, nil, fmt.Errorf("metrics: Prometheus exporter: %w", err)
+	}
+	return exp, promhttp.HandlerFor(reg, promhttp.HandlerOpts{}), nil
 }

@@ -9,7 +9,8 @@
 //	POST   /v1/runs                               submit; Idempotency-Key header; 201 new, 200 existing
 //	GET    /v1/runs?agent=&state=&context_id=&page_size=&page_token=
 //	GET    /v1/runs/{id}                          ?wait_ms=: a long poll, answered when the run settles
-//	GET    /v1/runs/{id}/events                   SSE (Accept: text/event-stream; Last-Event-ID)
+//	GET    /v1/runs/{id}/events                   SSE (Accept: text/event-stream; Last-Event-ID;
+//	                                              the final run's ID ATTEMPT.SEQ.end: 204 after it)
 //	                                              or JSON [wire.EventsPage] (?after=ATTEMPT.SEQ&limit=&wait_ms=)
 //	POST   /v1/runs/{id}/cancel                   {"reason"}
 //	POST   /v1/runs/{id}/resume                   {"input"}
@@ -19,6 +20,7 @@
 //	POST   /v1/worker/{claim,heartbeat,events,complete}   worker callbacks (Options.Callbacks)
 //	GET    /.well-known/agent-card.json, /a2a     the A2A binding (Options.A2A)
 //	GET    /healthz
+//	GET    /metrics                               Prometheus text format (Options.Metrics), API auth
 //	GET    /ui/                                   the web UI (Options.UI; package server/ui)
 //
 // Every request body is size-limited and validated against a JSON Schema

@@ -49,6 +49,10 @@ type Options struct {
 	// handler, which routes each event through the host's trigger rules.
 	// Optional; without it the route answers 404.
 	Events http.Handler
+	// Metrics serves GET /metrics (the Prometheus text format of
+	// host.NewPrometheus) behind the client API's authentication.
+	// Optional; without it the route answers 404.
+	Metrics http.Handler
 	// UI serves the web UI (package server/ui) at /ui/, calling this API
 	// as a client would: a session cookie exchanged for an API token, CSRF
 	// tokens on every change, the loopback rule of a host without tokens.
@@ -192,6 +196,9 @@ func (s *Server) routes() http.Handler {
 	})
 	if s.opts.Events != nil {
 		api("POST "+EventsPath, s.opts.Events.ServeHTTP)
+	}
+	if s.opts.Metrics != nil {
+		mux.Handle("GET /metrics", s.authenticate(s.opts.Metrics.ServeHTTP))
 	}
 	if s.opts.Callbacks != nil {
 		mux.Handle("/v1/worker/", s.opts.Callbacks)

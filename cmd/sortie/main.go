@@ -11,6 +11,7 @@ import (
 	"syscall"
 
 	"github.com/spf13/cobra"
+	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
 
 	"github.com/sortie-run/sortie"
 	"github.com/sortie-run/sortie/host"
@@ -50,14 +51,23 @@ func execute(ctx context.Context, args []string) int {
 		return 2
 	}
 	defer tracing.Shutdown()
-	metrics, err := host.StartMetrics(ctx)
+	root := newRoot()
+	root.SetArgs(args)
+	var readers []sdkmetric.Reader
+	if c, _, err := root.Find(args); err == nil && c.Name() == "serve" {
+		reader, handler, err := host.NewPrometheus()
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "sortie:", err)
+			return 2
+		}
+		readers, ctx = append(readers, reader), withMetricsHandler(ctx, handler)
+	}
+	metrics, err := host.StartMetrics(ctx, readers...)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "sortie:", err)
 		return 2
 	}
 	defer metrics.Shutdown()
-	root := newRoot()
-	root.SetArgs(args)
 	err = root.ExecuteContext(ctx)
 	if err == nil {
 		return 0

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net"
+	"net/http"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -52,7 +53,8 @@ or --api-tokens-file (one a line); without any, serve listens on loopback only.
 With --trigger-rules, CloudEvents POSTed to /v1/events (binary or structured mode,
 one event per request, with the API's authentication) start the runs the rules
 name, deduplicated on the event's (source, id); the answer lists each outcome.
-SIGINT, SIGTERM or SIGHUP shuts down gracefully: requests in flight finish, event streams
+GET /metrics (the API's authentication) serves the host's OpenTelemetry metrics in the
+Prometheus text format. SIGINT, SIGTERM or SIGHUP shuts down gracefully: requests in flight finish, event streams
 end (clients resume with Last-Event-ID).`,
 		Args: exactArgs(0),
 		RunE: func(cmd *cobra.Command, _ []string) error { return s.run(cmd.Context(), g) },
@@ -75,7 +77,7 @@ end (clients resume with Last-Event-ID).`,
 
 // run checks the flags, listens, opens the host and serves until ctx ends.
 func (s *serveFlags) run(ctx context.Context, g *globals) error {
-	api, err := s.api(g)
+	api, err := s.api(ctx, g)
 	if err != nil {
 		return err
 	}
@@ -108,13 +110,14 @@ func (s *serveFlags) run(ctx context.Context, g *globals) error {
 
 // api checks the flags before anything listens and returns the host's
 // API configuration.
-func (s *serveFlags) api(g *globals) (*host.API, error) {
+func (s *serveFlags) api(ctx context.Context, g *globals) (*host.API, error) {
 	tokens, err := s.tokens()
 	if err != nil {
 		return nil, err
 	}
 	api := &host.API{Tokens: tokens, AnyClient: s.insecure, PublicURL: s.publicURL, WorkerCallbacks: s.callbacks,
-		InsecureHTTPCallbacks: s.insecureCB, FollowPoll: s.followPoll, ShutdownGrace: s.grace, UI: s.ui}
+		InsecureHTTPCallbacks: s.insecureCB, FollowPoll: s.followPoll, ShutdownGrace: s.grace, UI: s.ui,
+		Metrics: metricsHandler(ctx)}
 	if _, _, err := net.SplitHostPort(s.listen); err != nil {
 		return nil, usagef("--listen %q: %v", s.listen, err)
 	}
@@ -221,4 +224,19 @@ func (s *serveFlags) agents() ([]sortie.Manifest, error) {
 		out = append(out, m)
 	}
 	return out, nil
+}
+
+// metricsKey is the context key of the /metrics handler that execute
+// makes for serve (the Prometheus reader must be registered when the
+// meter provider is made, before the command runs).
+type metricsKey struct{}
+
+func withMetricsHandler(ctx context.Context, h http.Handler) context.Context {
+	return context.WithValue(ctx, metricsKey{}, h)
+}
+
+// metricsHandler returns the /metrics handler of ctx, or nil.
+func metricsHandler(ctx context.Context) http.Handler {
+	h, _ := ctx.Value(metricsKey{}).(http.Handler)
+	return h
 }

@@ -228,6 +228,7 @@ func (d *Dispatcher) record(ctx context.Context, j job, p sortie.PushDelivery) {
 	case p.Failures == 0:
 		d.remember(j.k, p.DeliveredVersion, j.fp)
 	}
+	countDelivery(ctx, p)
 	switch {
 	case p.LastError == "":
 		log.Debug("push: delivered", "version", p.DeliveredVersion, "done", p.Done)

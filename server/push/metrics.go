@@ -1,0 +1,42 @@
+package push
+
+import (
+	"context"
+
+	"go.opentelemetry.io/otel"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/metric"
+
+	"github.com/sortie-run/sortie"
+)
+
+// MetricDeliveries counts recorded webhook deliveries by the attribute
+// outcome: "delivered" (a 2xx), "failed" (retried later) or "ended" (the
+// configuration is done without a delivery: 410 Gone, or given up). It
+// goes to the global meter provider (host.StartMetrics); without one it
+// costs nothing.
+const MetricDeliveries = "sortie.push.deliveries"
+
+// MeterName is the instrumentation scope of the dispatcher's metrics.
+const MeterName = "github.com/sortie-run/sortie/server/push"
+
+var deliveries = func() metric.Int64Counter {
+	c, err := otel.Meter(MeterName).Int64Counter(MetricDeliveries,
+		metric.WithDescription("Webhook deliveries recorded, by outcome"), metric.WithUnit("{delivery}"))
+	if err != nil {
+		panic(err) // only for an invalid name, which the constant is not
+	}
+	return c
+}()
+
+// countDelivery counts the recorded progress p.
+func countDelivery(ctx context.Context, p sortie.PushDelivery) {
+	outcome := "delivered"
+	switch {
+	case p.LastError != "" && p.Done:
+		outcome = "ended"
+	case p.LastError != "":
+		outcome = "failed"
+	}
+	deliveries.Add(context.WithoutCancel(ctx), 1, metric.WithAttributes(attribute.String("outcome", outcome)))
+}
