@@ -6,8 +6,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
-	"text/template"
 	"unicode/utf8"
 
 	"github.com/sortie-run/sortie/internal/strictjson"
@@ -41,10 +41,14 @@ type Concurrency struct {
 	// as its host has it when it admits a run, so a new limit applies to
 	// the next admission without touching stored runs.
 	Limit int `json:"limit"`
-	// Key is a text/template over the run's variables (a JSON object, as
-	// map[string]any) that names the runs sharing a limit, such as
-	// "{{.customer}}" for one limit per customer; a missing variable is
-	// refused at submit. Optional; empty means one limit for the agent.
+	// Key is a template over the run's variables (a JSON object) that names
+	// the runs sharing a limit: text with references {{.name}} (or
+	// {{.a.b}} inside an object) to variables that are strings, numbers or
+	// booleans, such as "{{.customer}}" for one limit per customer; a
+	// missing variable is refused at submit. (The text/template syntax,
+	// restricted to references: text/template itself would link reflection
+	// that doubles the Lambda bootstrap.) Optional; empty means one limit
+	// for the agent.
 	Key string `json:"key,omitempty"`
 }
 
@@ -63,8 +67,76 @@ func (c *Concurrency) Validate() error {
 	return nil
 }
 
-func (c *Concurrency) template() (*template.Template, error) {
-	return template.New("key").Option("missingkey=error").Parse(c.Key)
+// keyPart is one piece of a parsed key: literal text, or the path of a
+// variable (ref set).
+type keyPart struct {
+	text string
+	ref  []string
+}
+
+// template parses the key into literal text and {{.path}} references.
+func (c *Concurrency) template() ([]keyPart, error) {
+	var parts []keyPart
+	rest := c.Key
+	for rest != "" {
+		open := strings.Index(rest, "{{")
+		if open < 0 {
+			if strings.Contains(rest, "}}") {
+				return nil, errors.New(`"}}" without "{{"`)
+			}
+			return append(parts, keyPart{text: rest}), nil
+		}
+		if open > 0 {
+			parts = append(parts, keyPart{text: rest[:open]})
+		}
+		end := strings.Index(rest[open:], "}}")
+		if end < 0 {
+			return nil, errors.New(`"{{" without "}}"`)
+		}
+		action := strings.TrimSpace(rest[open+2 : open+end])
+		path := strings.Split(strings.TrimPrefix(action, "."), ".")
+		if !strings.HasPrefix(action, ".") || slices.Contains(path, "") || strings.ContainsAny(action, " \t|()$\"") {
+			return nil, fmt.Errorf("{{%s}}: only references to variables, like {{.customer}}", action)
+		}
+		parts = append(parts, keyPart{ref: path})
+		rest = rest[open+end+2:]
+	}
+	return parts, nil
+}
+
+// render writes the value of the variable at path in vars.
+func render(b *strings.Builder, vars map[string]any, path []string) error {
+	var v any = vars
+	for _, name := range path {
+		m, ok := v.(map[string]any)
+		if !ok {
+			return fmt.Errorf("{{.%s}}: %q is not inside an object", strings.Join(path, "."), name)
+		}
+		if v, ok = m[name]; !ok {
+			return fmt.Errorf("{{.%s}}: no variable %q", strings.Join(path, "."), name)
+		}
+	}
+	switch v := v.(type) {
+	case string:
+		b.WriteString(v)
+	case json.Number:
+		b.WriteString(v.String())
+	case bool:
+		fmt.Fprint(b, v)
+	default:
+		return fmt.Errorf("{{.%s}}: %s, want a string, number or boolean", strings.Join(path, "."), jsonKind(v))
+	}
+	return nil
+}
+
+func jsonKind(v any) string {
+	switch v.(type) {
+	case nil:
+		return "a null"
+	case []any:
+		return "a list"
+	}
+	return "an object"
 }
 
 // RunKey renders the key of a run of agent with variables vars (a JSON
@@ -75,7 +147,7 @@ func (c *Concurrency) RunKey(agent string, vars json.RawMessage) (string, error)
 	if c.Key == "" {
 		return agent, nil
 	}
-	t, err := c.template()
+	parts, err := c.template()
 	if err != nil {
 		return "", invalidf("agent.concurrency.key", "template %q: %v", c.Key, err)
 	}
@@ -86,8 +158,12 @@ func (c *Concurrency) RunKey(agent string, vars json.RawMessage) (string, error)
 		}
 	}
 	var b strings.Builder
-	if err := t.Execute(&b, data); err != nil {
-		return "", invalidf("variables", "the agent's concurrency key %q: %v", c.Key, err)
+	for _, p := range parts {
+		if p.ref == nil {
+			b.WriteString(p.text)
+		} else if err := render(&b, data, p.ref); err != nil {
+			return "", invalidf("variables", "the agent's concurrency key %q: %v", c.Key, err)
+		}
 	}
 	key := b.String()
 	if len(key) > MaxConcurrencyKeyBytes || !utf8.ValidString(key) {
