@@ -90,6 +90,12 @@ type EngineOptions struct {
 	// launcher about an attempt that was launched but not claimed (each
 	// look is one conditional write, Defer). Optional; defaults to 5 s.
 	DescribeInterval time.Duration
+	// Models is the host's model policy, which every run's model
+	// profiles (the agent's and the request's) must pass at submit: a
+	// refused one is a [*ValidationError] naming its field
+	// ("models.NAME.model", "agent.models.NAME.options"). Optional; nil
+	// allows every model.
+	Models *ModelPolicy
 	// Pricer sets [Run.Cost] on every run the engine returns (Submit,
 	// Get, List, Cancel, Resume). Optional; without it runs carry no cost.
 	Pricer Pricer

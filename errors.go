@@ -38,6 +38,11 @@ var (
 	// ErrUnavailable) holds for it too, so every retry of transient
 	// failures covers it, while callers that care tell it apart.
 	ErrThrottled error = throttled{}
+	// ErrRefused: the host's policy refused what a handler asked for (a
+	// model outside its model policy, a tool call or a connection its
+	// authorization hooks refused). The error names what was refused and
+	// the rule; it never carries a tool call's arguments.
+	ErrRefused = errors.New("refused by the host's policy")
 )
 
 // throttled is [ErrThrottled]'s type: it matches ErrUnavailable too.

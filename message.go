@@ -193,11 +193,14 @@ func (s *StepMessage) Validate() error {
 
 // Message is one line a worker writes (NDJSON): exactly one field is set.
 type Message struct {
-	Event     *Event        `json:"event,omitempty"`
-	Step      *StepMessage  `json:"step,omitempty"`
-	Result    *Result       `json:"result,omitempty"`
-	Error     *ErrorMessage `json:"error,omitempty"`
-	Interrupt *Interrupt    `json:"interrupt,omitempty"`
+	Event *Event       `json:"event,omitempty"`
+	Step  *StepMessage `json:"step,omitempty"`
+	// Authorize asks the host for a tool call or a connection
+	// ([AuthorizeRequest]); only session workers get an answer.
+	Authorize *AuthorizeRequest `json:"authorize,omitempty"`
+	Result    *Result           `json:"result,omitempty"`
+	Error     *ErrorMessage     `json:"error,omitempty"`
+	Interrupt *Interrupt        `json:"interrupt,omitempty"`
 }
 
 // Terminal reports whether m ends the attempt (result, error or interrupt).
@@ -206,19 +209,21 @@ func (m *Message) Terminal() bool { return m.Result != nil || m.Error != nil || 
 // Validate checks that exactly one field is set and that it is valid.
 func (m *Message) Validate() error {
 	n := 0
-	for _, set := range []bool{m.Event != nil, m.Step != nil, m.Result != nil, m.Error != nil, m.Interrupt != nil} {
+	for _, set := range []bool{m.Event != nil, m.Step != nil, m.Authorize != nil, m.Result != nil, m.Error != nil, m.Interrupt != nil} {
 		if set {
 			n++
 		}
 	}
 	if n != 1 {
-		return invalidf("message", "exactly one of event, step, result, error, interrupt must be set, got %d", n)
+		return invalidf("message", "exactly one of event, step, authorize, result, error, interrupt must be set, got %d", n)
 	}
 	switch {
 	case m.Event != nil:
 		return m.Event.Validate()
 	case m.Step != nil:
 		return m.Step.Validate()
+	case m.Authorize != nil:
+		return m.Authorize.Validate()
 	case m.Result != nil:
 		return checkJSON("result.output", m.Result.Output, MaxResultBytes)
 	case m.Error != nil:

@@ -19,6 +19,13 @@ type Manifest struct {
 	// Concurrency limits how many of the agent's runs (per key) hold
 	// slots at once; see [Concurrency]. Optional; nil means no limit.
 	Concurrency *Concurrency `json:"concurrency,omitempty"`
+	// Models are the model profiles the agent uses, by profile name
+	// (1-63 characters of a-z, 0-9, '.', '_', '-'; at most
+	// [MaxModelProfiles]); a submission may replace some
+	// ([SubmitRequest.Models]). The host's [ModelPolicy] is checked at
+	// submit, and handlers resolve them with functions.Call.Model.
+	// Optional.
+	Models map[string]ModelProfile `json:"models,omitempty"`
 }
 
 // Validate checks the manifest's fields and returns a [*ValidationError].
@@ -39,6 +46,9 @@ func (m *Manifest) Validate() error {
 		if err := m.Concurrency.Validate(); err != nil {
 			return err
 		}
+	}
+	if err := checkModelProfiles("agent.models", m.Models); err != nil {
+		return err
 	}
 	return m.Policy.Validate()
 }

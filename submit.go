@@ -8,6 +8,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
 	"unicode/utf8"
 
 	"github.com/sortie-run/sortie/internal/strictjson"
@@ -45,6 +47,10 @@ type SubmitRequest struct {
 	// returns the existing run. Optional; refused when the engine's
 	// Sealer is not a [ConfigSealer] (inline configuration off).
 	Config json.RawMessage `json:"config,omitempty"`
+	// Models replace the agent's model profiles of the same names
+	// ([Manifest.Models]) for this run, or add profiles; the host's
+	// [ModelPolicy] is checked at submit. Optional.
+	Models map[string]ModelProfile `json:"models,omitempty"`
 }
 
 // Validate checks every field and limit and returns a [*ValidationError].
@@ -73,6 +79,9 @@ func (r *SubmitRequest) Validate() error {
 		return err
 	}
 	if err := checkConfigRefs(r.ConfigRefs); err != nil {
+		return err
+	}
+	if err := checkModelProfiles("models", r.Models); err != nil {
 		return err
 	}
 	if hasConfig(r.Config) {
@@ -145,6 +154,24 @@ func (a Agents) Add(m Manifest) error {
 	return nil
 }
 
+// checkModels lays the request's model profiles over the manifest's and
+// checks them all against the host's model policy, naming the field the
+// refused profile came from.
+func (e *Engine) checkModels(m *Manifest, request map[string]ModelProfile) error {
+	if err := e.opts.Models.CheckProfiles("models", request); err != nil {
+		return err
+	}
+	for _, name := range slices.Sorted(maps.Keys(m.Models)) {
+		if _, replaced := request[name]; !replaced {
+			if err := e.opts.Models.Check("agent.models."+name, m.Models[name]); err != nil {
+				return err
+			}
+		}
+	}
+	m.Models = mergeModels(m.Models, request)
+	return nil
+}
+
 // newRun builds the run a valid request asks for.
 func (e *Engine) newRun(ctx context.Context, req *SubmitRequest) (*Run, error) {
 	if err := req.Validate(); err != nil {
@@ -157,6 +184,9 @@ func (e *Engine) newRun(ctx context.Context, req *SubmitRequest) (*Run, error) {
 		return nil, fmt.Errorf("resolve agent %q: %w", req.Agent, err)
 	}
 	if err := e.checkRefsAllowed(m.Name, req.ConfigRefs); err != nil {
+		return nil, err
+	}
+	if err := e.checkModels(&m, req.Models); err != nil {
 		return nil, err
 	}
 	vars := req.Variables

@@ -29,6 +29,10 @@ type Call struct {
 	out    *sender
 	mask   *masker  // the attempt's configuration values; nil for none
 	steps  *journal // the run's durable steps
+	models *sortie.ModelPolicy
+	hooks  authHooks
+	// authIDs numbers the attempt's authorize questions.
+	authIDs atomic.Int64
 	// abandoned is set when the worker reported the attempt without the
 	// handler, which did not return after its context ended.
 	abandoned atomic.Bool

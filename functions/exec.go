@@ -140,6 +140,11 @@ func (x *execAttempt) handle(m lineMessage) {
 		x.recordStep(m)
 		return
 	}
+	if m.msg.Authorize != nil {
+		// A one-shot worker's stdin is closed: there is no way to answer.
+		x.fail(errTypeProtocol, fmt.Sprintf("exec:%s sent an authorize message, which only a session worker can be answered (set \"protocol\": %q in the runtimes file)", x.id, SessionVersion), false)
+		return
+	}
 	if err := x.forward(*m.msg.Event); err != nil {
 		var ve *sortie.ValidationError
 		if errors.As(err, &ve) {

@@ -152,9 +152,14 @@ func (r *streamReporter) Step(_ context.Context, st sortie.Step) error {
 	if len(st.Sealed) > 0 {
 		return nil // its result is not in the clear here
 	}
+	return r.write(&sortie.Message{Step: stepMessage(st)})
+}
+
+// write writes one message line.
+func (r *streamReporter) write(m *sortie.Message) error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	return WriteMessage(r.w, &sortie.Message{Step: stepMessage(st)})
+	return WriteMessage(r.w, m)
 }
 
 func (r *streamReporter) Steps(context.Context) ([]sortie.Step, error) {

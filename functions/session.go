@@ -20,6 +20,7 @@ import (
 //	{"invoke": {"invocation": {...sortie.invocation/v1...}, "config": {"NAME": "value"}}}
 //	{"cancel": {"launch_id": "..."}}
 //	{"step": {"launch_id": "...", "name": "...", "error": {...}}}
+//	{"authorize": {"launch_id": "...", "id": "...", "allowed": false, "reason": "..."}}
 //
 // The worker executes an invoked attempt and writes its worker messages
 // ([sortie.Message] lines: events, then exactly one result, error or
@@ -28,7 +29,11 @@ import (
 // message ([sortie.StepMessage]) is answered by a step frame once the host
 // recorded the step (no error) or could not ([SessionStep]); a worker
 // waits for it before it goes on, so a step is durable before the work
-// after it starts. The invocation carries the run's recorded steps with
+// after it starts. An authorize message ([sortie.AuthorizeRequest]: may
+// the run call this tool, open this connection?) is answered by an
+// authorize frame with its ID once the host's hook decided; the host
+// reports the decision as an event for an exec command, a Go session
+// worker reports it itself. The invocation carries the run's recorded steps with
 // their results in the clear (a secret step's too). One
 // attempt runs at a time: the host sends the next invoke only after the
 // terminal message. A cancel names the attempt in progress (a cancel of
@@ -60,6 +65,19 @@ type SessionFrame struct {
 	Invoke *SessionInvoke `json:"invoke,omitempty"`
 	Cancel *SessionCancel `json:"cancel,omitempty"`
 	Step   *SessionStep   `json:"step,omitempty"`
+	// Authorize answers an authorize message (format
+	// sortie.AuthorizeVersion).
+	Authorize *SessionAuthorize `json:"authorize,omitempty"`
+}
+
+// SessionAuthorize answers the authorize message ID of the attempt with
+// LaunchID: Allowed, or refused for Reason (the host's words, never the
+// arguments).
+type SessionAuthorize struct {
+	LaunchID string `json:"launch_id"`
+	ID       string `json:"id"`
+	Allowed  bool   `json:"allowed"`
+	Reason   string `json:"reason,omitempty"`
 }
 
 // SessionStep answers a step message of the attempt with LaunchID: the
@@ -90,14 +108,19 @@ type SessionCancel struct {
 // returns a [*sortie.ValidationError] naming the field.
 func (f *SessionFrame) Validate() error {
 	n := 0
-	for _, set := range []bool{f.Invoke != nil, f.Cancel != nil, f.Step != nil} {
+	for _, set := range []bool{f.Invoke != nil, f.Cancel != nil, f.Step != nil, f.Authorize != nil} {
 		if set {
 			n++
 		}
 	}
 	switch {
 	case n != 1:
-		return sortie.Invalidf("frame", "set exactly one of invoke, cancel and step")
+		return sortie.Invalidf("frame", "set exactly one of invoke, cancel, step and authorize")
+	case f.Authorize != nil:
+		if f.Authorize.LaunchID == "" || f.Authorize.ID == "" {
+			return sortie.Invalidf("authorize", "launch_id and id are required")
+		}
+		return nil
 	case f.Step != nil:
 		if f.Step.LaunchID == "" || f.Step.Name == "" {
 			return sortie.Invalidf("step", "launch_id and name are required")

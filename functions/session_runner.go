@@ -110,6 +110,9 @@ func (x *sessionAttempt) handle(ctx context.Context, m lineMessage) (sortie.Outc
 	case m.msg.Step != nil:
 		x.step(ctx, m.msg.Step)
 		return sortie.Outcome{}, false
+	case m.msg.Authorize != nil:
+		x.authorize(ctx, m.msg.Authorize)
+		return sortie.Outcome{}, false
 	}
 	e := *m.msg.Event
 	e.Attempt = 0

@@ -90,6 +90,7 @@ type running struct {
 	launchID string
 	cancel   context.CancelCauseFunc
 	acks     chan *SessionStep // the host's answers to its step messages
+	auths    *authWaiters      // the host's answers to its authorize messages
 }
 
 func (s *sessionWorker) handle(ctx context.Context, f frameOrErr) error {
@@ -109,6 +110,11 @@ func (s *sessionWorker) handle(ctx context.Context, f frameOrErr) error {
 			}
 		}
 		return nil
+	case f.f.Authorize != nil:
+		if s.running != nil && s.running.launchID == f.f.Authorize.LaunchID {
+			s.running.auths.deliver(f.f.Authorize)
+		}
+		return nil
 	case s.running != nil:
 		// The host sends an invoke once it read the terminal message, which
 		// the attempt writes just before it returns: wait for that.
@@ -119,8 +125,8 @@ func (s *sessionWorker) handle(ctx context.Context, f frameOrErr) error {
 	}
 	inv, cfg := f.f.Invoke.Invocation, f.f.Invoke.Config
 	actx, cancel := context.WithCancelCause(ctx)
-	s.running = &running{launchID: inv.LaunchID, cancel: cancel, acks: make(chan *SessionStep, 1)}
-	rep := &sessionReporter{Reporter: s.out, acks: s.running.acks, stopped: actx.Done()}
+	s.running = &running{launchID: inv.LaunchID, cancel: cancel, acks: make(chan *SessionStep, 1), auths: newAuthWaiters()}
+	rep := &sessionReporter{Reporter: s.out, acks: s.running.acks, auths: s.running.auths, stopped: actx.Done()}
 	w := *s.w
 	w.EventWindow = sessionEventWindow
 	go func() {
@@ -149,7 +155,8 @@ func (s *sessionWorker) stop(cause error) error {
 type sessionReporter struct {
 	Reporter                     // the stream reporter of stdout
 	acks     <-chan *SessionStep // the host's answers
-	stopped  <-chan struct{}     // closed when the attempt is stopped
+	auths    *authWaiters
+	stopped  <-chan struct{} // closed when the attempt is stopped
 }
 
 // Step writes the step message and returns when the host answered it:

@@ -68,6 +68,21 @@ type Worker struct {
 	// Optional; without it a secret step fails and a run holding one
 	// cannot be continued here.
 	StepSealer StepSealer
+	// Models is the worker's model policy: an attempt whose run names a
+	// profile outside it is rejected before its handler starts, and
+	// [Call.Model] resolves profiles through it. Optional; nil allows
+	// every model (the engine's policy was checked at submit).
+	Models *sortie.ModelPolicy
+	// AuthorizeTool decides each tool call a handler asks for
+	// ([Call.AuthorizeTool]; an exec session worker's authorize
+	// message): nil allows it, an error refuses it. It runs on the host
+	// that launched the attempt, with the run and attempt. Optional;
+	// without it (worker mode's default) every tool call is refused.
+	AuthorizeTool AuthorizeToolFunc
+	// AuthorizeConnection decides each connection a handler asks for
+	// ([Call.Connect]), as AuthorizeTool does. Optional; without it
+	// every connection is refused.
+	AuthorizeConnection AuthorizeConnectionFunc
 	// Warm maps runtimes to pools of warm worker processes that run them
 	// ([SessionVersion]): key "go" runs every "go:NAME" handler of the
 	// Registry in the pool's processes (`sortie worker --session`, the
@@ -168,7 +183,7 @@ func (w *Worker) execute(ctx context.Context, inv *sortie.Invocation, rep Report
 		log.Info("claim refused; nothing executed", "err", err)
 		return sortie.Outcome{}, nil, fmt.Errorf("worker: claim refused, nothing executed: %w", err)
 	}
-	a = &attempt{inv: inv, log: log, client: client, renewedAt: claimed, sealer: w.StepSealer}
+	a = &attempt{inv: inv, log: log, client: client, renewedAt: claimed, sealer: w.StepSealer, w: w}
 	if pre != nil {
 		a.cfg, a.session = pre.cfg, true
 	}
@@ -238,6 +253,9 @@ func (w *Worker) run(ctx context.Context, a *attempt) (sortie.Outcome, int) {
 	if !ok {
 		return errorOutcome(sortie.ErrorTypeRejected, "no runtime "+a.inv.Agent.Runtime+" on this worker host", false), kmsRequests
 	}
+	if refused := w.checkModels(a.inv); refused != nil {
+		return *refused, kmsRequests
+	}
 	steps, refused := a.loadSteps(ctx)
 	if refused != nil {
 		return *refused, kmsRequests
@@ -299,6 +317,7 @@ func (a *attempt) masking() {
 
 // attempt is one claimed attempt being executed.
 type attempt struct {
+	w               *Worker // its policies
 	inv             *sortie.Invocation
 	renewedAt       time.Time         // when the claim was sent: the lease counts from it
 	cfg             map[string]string // the inline configuration and the references' values
@@ -325,7 +344,8 @@ func (a *attempt) execute(ctx context.Context, r runner) sortie.Outcome {
 	defer stop()
 	done := make(chan struct{})
 	beating := a.heartbeats(done)
-	a.call = &Call{inv: a.inv, cfg: a.cfg, log: a.log, client: a.client, out: a.out, mask: a.mask, steps: a.steps}
+	a.call = &Call{inv: a.inv, cfg: a.cfg, log: a.log, client: a.client, out: a.out, mask: a.mask, steps: a.steps, models: a.w.Models,
+		hooks: authHooks{tool: a.w.AuthorizeTool, conn: a.w.AuthorizeConnection}}
 	o := r(hctx, a.call, margin)
 	close(done)
 	<-beating

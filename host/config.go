@@ -125,6 +125,19 @@ type Config struct {
 	// the zero policy, which allows no destination: list the hosts, or
 	// destination.PublicHTTPS() for HTTPS to any public address.
 	Destinations *destination.Policy
+	// Models is the host's model policy: submissions are checked against
+	// it (sortie.EngineOptions.Models) and local workers apply it
+	// (functions.Worker.Models; worker subprocesses get it in
+	// sortie.EnvAllowedModels and its siblings). Optional; nil allows
+	// every model.
+	Models *sortie.ModelPolicy
+	// AllowTools and AllowConnections are the local workers'
+	// authorization allowlists: the tool names handlers may call
+	// (functions.Call.AuthorizeTool) and the connection references they
+	// may open (functions.Call.Connect); worker subprocesses get them in
+	// functions.EnvAllowTools and EnvAllowConnections. Optional; empty
+	// refuses every tool call and connection.
+	AllowTools, AllowConnections []string
 	// ReconcileInterval is how often [Host.RunReconciler] and [Host.Serve]
 	// retry or fail runs whose lease expired. Optional; defaults to 1 s.
 	ReconcileInterval time.Duration
@@ -266,6 +279,9 @@ func (c *Config) Validate() error {
 	}
 	if err := c.Destinations.Validate(); err != nil {
 		return sortie.Invalidf("Destinations", "%v", err)
+	}
+	if err := c.Models.Validate(); err != nil {
+		return sortie.Invalidf("Models", "%v", err)
 	}
 	if err := c.checkRuntimes(); err != nil {
 		return err

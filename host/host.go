@@ -104,7 +104,7 @@ func New(ctx context.Context, cfg Config) (*Host, error) {
 // openEngine opens the control plane, the sealer and the launcher, and
 // the engine over them.
 func (h *Host) openEngine(ctx context.Context) error {
-	opts := sortie.EngineOptions{Logger: h.log, Pricer: h.cfg.Prices}
+	opts := sortie.EngineOptions{Logger: h.log, Pricer: h.cfg.Prices, Models: h.cfg.Models}
 	if h.issuer != nil {
 		opts.ReportIssuer = h.issuer
 	}

@@ -105,6 +105,13 @@ func (h *Host) workerEnv() ([]string, error) {
 		env = append(env, EnvConfigEnv+"="+strings.Join(h.cfg.ConfigEnv, ","))
 	}
 	env = append(env, h.cfg.Destinations.Env()...)
+	env = append(env, h.cfg.Models.Env()...)
+	if len(h.cfg.AllowTools) > 0 {
+		env = append(env, functions.EnvAllowTools+"="+strings.Join(h.cfg.AllowTools, ","))
+	}
+	if len(h.cfg.AllowConnections) > 0 {
+		env = append(env, functions.EnvAllowConnections+"="+strings.Join(h.cfg.AllowConnections, ","))
+	}
 	env = append(env, h.cfg.Prices.Env()) // budgets are enforced with the host's table
 	refsEnv, err := h.cfg.configRefsEnv()
 	if err != nil {
@@ -131,7 +138,8 @@ func (h *Host) workerEnv() ([]string, error) {
 // key, which the host created. Close its pools with [CloseWorker].
 func NewWorker(cfg Config) (*functions.Worker, error) {
 	cfg = cfg.withDefaults()
-	w := &functions.Worker{Registry: cfg.Registry, Logger: cfg.Logger, Destinations: cfg.Destinations}
+	w := &functions.Worker{Registry: cfg.Registry, Logger: cfg.Logger, Destinations: cfg.Destinations, Models: cfg.Models}
+	w.SetAllowlists(cfg.AllowTools, cfg.AllowConnections)
 	if cfg.Runtimes != "" {
 		rt, err := functions.LoadExecRuntimes(cfg.Runtimes)
 		if err != nil {

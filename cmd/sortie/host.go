@@ -42,6 +42,8 @@ type globals struct {
 	hostURL    string
 	tokenFile  string
 	dest       destinationFlags
+	models     modelFlags
+	authz      authorizationFlags
 	prices     pricesFlags
 	aws        awsFlags
 	gcp        gcpFlags
@@ -67,6 +69,8 @@ func (g *globals) register(root *cobra.Command) {
 	f.StringVar(&g.hostURL, "host", os.Getenv("SORTIE_HOST"), "talk to the sortie serve at this URL instead of the embedded engine (env SORTIE_HOST); its API token comes from SORTIE_TOKEN or --token-file")
 	f.StringVar(&g.tokenFile, "token-file", "", "file holding the API token for --host")
 	g.dest.register(f)
+	g.models.register(f)
+	g.authz.register(f)
 	g.prices.register(f)
 	g.aws.register(f)
 	g.gcp.register(f)
@@ -144,7 +148,11 @@ func (g *globals) config(extra ...sortie.Manifest) (host.Config, error) {
 	if err != nil {
 		return host.Config{}, err
 	}
-	cfg := host.Config{StateDir: g.stateDir, AWS: g.aws.config(), GCP: g.gcp.config(), Runtimes: g.runtimes, ConfigRefs: g.configRefs, InProcess: g.inProcess,
+	models, err := g.models.policy()
+	if err != nil {
+		return host.Config{}, err
+	}
+	cfg := host.Config{Models: models, AllowTools: g.authz.tools, AllowConnections: g.authz.connections, StateDir: g.stateDir, AWS: g.aws.config(), GCP: g.gcp.config(), Runtimes: g.runtimes, ConfigRefs: g.configRefs, InProcess: g.inProcess,
 		LocalWorkers:   g.localWorkers,
 		WorkerLogLevel: g.workerLogLevel(), ConfigEnv: g.configEnv, Destinations: policy, ReconcileInterval: g.reconcile,
 		Prices: prices, API: g.api, Logger: g.logger(os.Stderr), WorkerPoolSize: g.workers, WorkerRecycleAfter: g.recycle,

@@ -90,6 +90,13 @@ func (c *runCache) load(ctx context.Context, q querier, id sortie.RunID, committ
 func copyRun(r *sortie.Run) *sortie.Run {
 	c := *r
 	c.Labels = maps.Clone(r.Labels)
+	if r.Agent.Models != nil {
+		c.Agent.Models = make(map[string]sortie.ModelProfile, len(r.Agent.Models))
+		for name, m := range r.Agent.Models {
+			m.Options = bytes.Clone(m.Options)
+			c.Agent.Models[name] = m
+		}
+	}
 	c.Variables = bytes.Clone(r.Variables)
 	c.ConfigRefs = slices.Clone(r.ConfigRefs)
 	c.SealedConfig = bytes.Clone(r.SealedConfig)

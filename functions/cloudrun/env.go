@@ -148,6 +148,13 @@ type Env struct {
 	// destination.EnvAllow and its siblings; with none set, the zero
 	// policy: handlers reach no destination.
 	Destinations *destination.Policy
+	// Models is the worker's model policy, from sortie.EnvAllowedModels
+	// and its siblings; nil (every model) when none is set.
+	Models *sortie.ModelPolicy
+	// AllowTools and AllowConnections are functions.EnvAllowTools and
+	// EnvAllowConnections: without them every tool call and connection
+	// is refused.
+	AllowTools, AllowConnections []string
 	// ConfigRefs is the allowlist of configuration references of
 	// [EnvConfigRefs] (its Secrets not set), nil without one;
 	// SecretManagerEndpoint overrides the Secret Manager endpoint.
@@ -207,6 +214,10 @@ func LoadEnv(getenv func(string) string) (*Env, error) {
 		return nil, err
 	}
 	e.Destinations = p
+	if e.Models, err = sortie.ModelPolicyFromEnv(getenv); err != nil {
+		return nil, err
+	}
+	e.AllowTools, e.AllowConnections = functions.ParseAllow(getenv(functions.EnvAllowTools)), functions.ParseAllow(getenv(functions.EnvAllowConnections))
 	e.SecretManagerEndpoint = getenv(EnvSecretManagerEndpoint)
 	if v := getenv(EnvConfigRefs); v != "" {
 		if e.ConfigRefs, err = functions.LoadConfigRefs(v); err != nil {

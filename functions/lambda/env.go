@@ -70,6 +70,13 @@ type Env struct {
 	// destination.EnvAllow and its siblings; with none set, the zero
 	// policy: handlers reach no destination.
 	Destinations *destination.Policy
+	// Models is the worker's model policy, from sortie.EnvAllowedModels
+	// and its siblings; nil (every model) when none is set.
+	Models *sortie.ModelPolicy
+	// AllowTools and AllowConnections are functions.EnvAllowTools and
+	// EnvAllowConnections: without them every tool call and connection
+	// is refused.
+	AllowTools, AllowConnections []string
 	// WorkerMaxEventAge is [EnvWorkerMaxEventAge]; 0 means the default.
 	WorkerMaxEventAge time.Duration
 	// ConfigRefs is the allowlist of configuration references of
@@ -114,6 +121,10 @@ func LoadEnv(getenv func(string) string) (*Env, error) {
 	if e.Destinations, err = destination.FromEnv(getenv); err != nil {
 		return nil, err
 	}
+	if e.Models, err = sortie.ModelPolicyFromEnv(getenv); err != nil {
+		return nil, err
+	}
+	e.AllowTools, e.AllowConnections = functions.ParseAllow(getenv(functions.EnvAllowTools)), functions.ParseAllow(getenv(functions.EnvAllowConnections))
 	e.SecretsManagerEndpoint = getenv(EnvSecretsManagerEndpoint)
 	if v := getenv(EnvConfigRefs); v != "" {
 		if e.ConfigRefs, err = functions.LoadConfigRefs(v); err != nil {

@@ -32,6 +32,16 @@
 //	config_names    bool    the result is {"config_names": [NAME, ...]}: the
 //	                        sorted names the attempt's inline configuration
 //	                        sets (never their values), proof it was opened
+//	model           string  resolve this model profile with
+//	                        [functions.Call.Model]; a refusal fails the
+//	                        attempt (permanent)
+//	tool, tool_args string, any  ask to call this tool with these
+//	                        arguments ([functions.Call.AuthorizeTool])
+//	connect         string  ask to open the "mcp" connection of this
+//	                        reference ([functions.Call.Connect])
+//	                        With any of the three, the result is a
+//	                        [PolicyResult]: a refused tool or connection is
+//	                        handled, its decision and message the result
 //	output          any     the result (default {"events":N,"attempt":K}, and
 //	                        "steps" with steps)
 //

@@ -62,6 +62,10 @@ type Variables struct {
 	Steps          int             `json:"steps,omitempty"`
 	CrashAfterStep int             `json:"crash_after_step,omitempty"`
 	Output         json.RawMessage `json:"output,omitempty"`
+	Model          string          `json:"model,omitempty"`
+	Tool           string          `json:"tool,omitempty"`
+	ToolArgs       toolArgs        `json:"tool_args,omitempty"`
+	Connect        string          `json:"connect,omitempty"`
 }
 
 // Handle is the probe handler.
@@ -82,6 +86,9 @@ func Handle(ctx context.Context, call *functions.Call) (any, error) {
 		return nil, err
 	}
 	if out, done, err := v.act(ctx, call); done {
+		return out, err
+	}
+	if out, ok, err := v.policy(ctx, call); ok || err != nil {
 		return out, err
 	}
 	switch {

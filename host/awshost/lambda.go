@@ -85,7 +85,8 @@ func Function(ctx context.Context, env *fnlambda.Env, reg *functions.Registry, a
 	if env.Mode == fnlambda.ModeTrigger {
 		return h.triggerHandler(env, agents, log)
 	}
-	w := &functions.Worker{Registry: reg, Logger: log, Destinations: env.Destinations, ConfigRefs: h.configRefs(env)}
+	w := &functions.Worker{Registry: reg, Logger: log, Destinations: env.Destinations, Models: env.Models, ConfigRefs: h.configRefs(env)}
+	w.SetAllowlists(env.AllowTools, env.AllowConnections)
 	if s := h.Sealer(); s != nil {
 		w.InlineConfig = &functions.InlineConfig{Opener: s, Allow: env.ConfigEnv}
 		w.StepSealer = s
@@ -118,7 +119,7 @@ func (h *Host) triggerHandler(env *fnlambda.Env, agents sortie.AgentCatalog, log
 	if err != nil {
 		return nil, fmt.Errorf("awshost: %s: %w", fnlambda.EnvTriggerRules, err)
 	}
-	opts := sortie.EngineOptions{Logger: log}
+	opts := sortie.EngineOptions{Logger: log, Models: env.Models}
 	if env.ConfigRefs != nil {
 		opts.ConfigRefs = env.ConfigRefs
 	}

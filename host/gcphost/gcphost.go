@@ -65,7 +65,8 @@ func OpenContainer(ctx context.Context, env *fncloudrun.Env, reg *functions.Regi
 		ring.Close()
 		return nil, err
 	}
-	w := &functions.Worker{Registry: reg, Logger: log, Destinations: env.Destinations, ConfigRefs: configRefs(env)}
+	w := &functions.Worker{Registry: reg, Logger: log, Destinations: env.Destinations, Models: env.Models, ConfigRefs: configRefs(env)}
+	w.SetAllowlists(env.AllowTools, env.AllowConnections)
 	if ring != nil {
 		// No StepSealer: the worker's key grant is Decrypt only
 		// (terraform/gcp), so a secret step fails here, saying so.

@@ -65,7 +65,7 @@ func NewService(ctx context.Context, env *fncloudrun.Env, c *Container, agents s
 		return nil, fmt.Errorf("%s: %w", fncloudrun.EnvJob, err)
 	}
 	s.closeEvents = closeJobs
-	opts := &sortie.EngineOptions{Logger: log}
+	opts := &sortie.EngineOptions{Logger: log, Models: env.Models}
 	if c.Keyring != nil {
 		opts.Sealer = c.Keyring.Config
 	}
