@@ -87,6 +87,28 @@ func TestResumeInterruptedRun(t *testing.T) {
 	}
 }
 
+// resume --no-follow prints the run as get does, JSON only with --json;
+// the hint an interrupted run prints keeps the state directory.
+func TestResumeNoFollowPrintsLikeGet(t *testing.T) {
+	c := newCLI(t)
+	id := c.submit("probe", "--var", `interrupt="input-required"`)
+	waitFor(t, "input-required", waitLong, func() bool { return c.get(id).State == sortie.StateInputRequired })
+	if r := c.run("get", string(id)); !strings.Contains(r.stdout, "resume with: sortie --state-dir "+c.state+" resume "+string(id)) {
+		t.Errorf("sortie get of an input-required run: hint %q, want it naming --state-dir %s", r.stdout, c.state)
+	}
+	r := c.run("resume", string(id), "--no-follow")
+	if first, _, _ := strings.Cut(r.stdout, "\n"); r.code != 0 || strings.Join(strings.Fields(first), " ") != "run "+string(id) {
+		t.Errorf("sortie resume --no-follow: exit %d, stdout %q; want the run as text", r.code, r.stdout)
+	}
+	id2 := c.submit("probe", "--var", `interrupt="input-required"`)
+	waitFor(t, "input-required", waitLong, func() bool { return c.get(id2).State == sortie.StateInputRequired })
+	r = c.run("resume", string(id2), "--no-follow", "--json")
+	var run sortie.Run
+	if r.code != 0 || json.Unmarshal([]byte(r.stdout), &run) != nil || run.ID != id2 {
+		t.Errorf("sortie resume --no-follow --json: exit %d, stdout %q; want the run as JSON", r.code, r.stdout)
+	}
+}
+
 func TestIdempotencyKey(t *testing.T) {
 	c := newCLI(t)
 	a := c.submit("probe", "--idempotency-key", "order-42", "--var", "events=1")

@@ -55,7 +55,7 @@ type globals struct {
 
 func (g *globals) register(root *cobra.Command) {
 	f := root.PersistentFlags()
-	f.StringVar(&g.stateDir, "state-dir", envOr(host.EnvStateDir, ".sortie"), "directory of the embedded state (env SORTIE_STATE_DIR); with --dynamodb-table it holds only serve's webhook-keys.json and callback-keys, which in production are mounted secrets")
+	f.StringVar(&g.stateDir, "state-dir", envOr(host.EnvStateDir, defaultStateDir), "directory of the embedded state (env SORTIE_STATE_DIR); with --dynamodb-table it holds only serve's webhook-keys.json and callback-keys, which in production are mounted secrets")
 	f.StringVar(&g.runtimes, "runtimes", os.Getenv(host.EnvRuntimes), "host allowlist of exec runtimes, a JSON file (env SORTIE_RUNTIMES)")
 	f.BoolVar(&g.jsonOut, "json", false, "print JSON: one object a line")
 	f.StringVar(&g.logLevel, "log-level", envOr(host.EnvLogLevel, "warn"), "log level on stderr: debug, info, warn, error")
@@ -253,6 +253,10 @@ func (g *globals) workerLogLevel() string {
 
 // flagNames are the flags (or settings) of the host.Config fields, as
 // pairs for a strings.Replacer.
+// defaultStateDir is --state-dir's default, relative to the working
+// directory.
+const defaultStateDir = ".sortie"
+
 var flagNames = []string{
 	"StateDir", "--state-dir",
 	"AWS.Table", "--dynamodb-table",

@@ -139,9 +139,37 @@ under --state-dir and attempts run on warm "sortie worker --session" processes
 }
 
 // version is the module version the binary was built from, or "devel".
+// buildVersion is the version set at link time
+// (-ldflags "-X main.buildVersion=v1.2.3"); it wins over the build info.
+var buildVersion string
+
+// version is buildVersion, else the module version (go install
+// ...@version), else "devel" with the commit the binary was built from
+// (when the build stamped it) and the Go version.
 func version() string {
-	if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" && bi.Main.Version != "(devel)" {
-		return bi.Main.Version
+	if buildVersion != "" {
+		return buildVersion
 	}
-	return "devel"
+	bi, ok := debug.ReadBuildInfo()
+	if !ok {
+		return "devel"
+	}
+	if v := bi.Main.Version; v != "" && v != "(devel)" {
+		return v
+	}
+	vcs := map[string]string{}
+	for _, s := range bi.Settings {
+		vcs[s.Key] = s.Value
+	}
+	out := "devel"
+	if rev := vcs["vcs.revision"]; rev != "" {
+		out += " " + rev[:min(12, len(rev))]
+		if vcs["vcs.modified"] == "true" {
+			out += "+modified"
+		}
+		if t := vcs["vcs.time"]; t != "" {
+			out += " " + t
+		}
+	}
+	return out + " (" + bi.GoVersion + ")"
 }

@@ -61,23 +61,39 @@ func (g *globals) checkHost(cmd *cobra.Command) error {
 	return nil
 }
 
-// hostArgs is the --host part of a command line printed as a hint.
+// hostArgs is the part of a command line printed as a hint that reaches
+// the same runs: --host (and --token-file), the DynamoDB table, or the
+// embedded engine's --state-dir unless it is the default.
 func (g *globals) hostArgs() string {
 	if g.aws.table != "" {
-		args := " --dynamodb-table " + g.aws.table
+		args := " --dynamodb-table " + shellQuote(g.aws.table)
 		if g.aws.dynamoEndpoint != "" {
-			args += " --dynamodb-endpoint " + g.aws.dynamoEndpoint
+			args += " --dynamodb-endpoint " + shellQuote(g.aws.dynamoEndpoint)
 		}
 		return args
 	}
 	if g.hostURL == "" {
-		return ""
+		if g.stateDir == defaultStateDir {
+			return ""
+		}
+		return " --state-dir " + shellQuote(g.stateDir)
 	}
-	args := " --host " + g.hostURL
+	args := " --host " + shellQuote(g.hostURL)
 	if g.tokenFile != "" {
-		args += " --token-file " + g.tokenFile
+		args += " --token-file " + shellQuote(g.tokenFile)
 	}
 	return args
+}
+
+// shellQuote quotes s for a POSIX shell when it holds anything but
+// letters, digits and -_./:=@%+,
+func shellQuote(s string) string {
+	for _, c := range s {
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || strings.ContainsRune("-_./:=@%+,", c)) {
+			return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+		}
+	}
+	return s
 }
 
 // token is the API token: --token-file, else SORTIE_TOKEN, else none.

@@ -184,9 +184,13 @@ func newResumeCmd(g *globals) *cobra.Command {
 	var input, inputFile string
 	var noFollow bool
 	c := &cobra.Command{
-		Use:   "resume RUN_ID --input JSON",
+		Use:   "resume RUN_ID [--input JSON | --input-file FILE]",
 		Short: "Answer an input-required or auth-required run and follow its next attempt",
-		Args:  exactArgs(1),
+		Long: `resume answers an input-required or auth-required run: the answer (JSON, from
+--input or --input-file; without either it is null) goes to the run's next attempt,
+which resume then follows like "sortie follow" (--no-follow prints the run instead,
+as "sortie get" does).`,
+		Args: exactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			flag := "--input"
 			if inputFile != "" {
@@ -204,17 +208,21 @@ func newResumeCmd(g *globals) *cobra.Command {
 				if err != nil {
 					return err
 				}
-				if noFollow {
+				if noFollow && g.jsonOut {
 					return printJSON(os.Stdout, run)
+				}
+				if noFollow {
+					printRun(g, run)
+					return nil
 				}
 				prev := sortie.Cursor{Attempt: run.Attempt - 1, Seq: 1 << 62}
 				return follow(cmd.Context(), g, t, run.ID, prev)
 			})
 		},
 	}
-	c.Flags().StringVar(&input, "input", "null", "the answer, as JSON")
+	c.Flags().StringVar(&input, "input", "null", "the answer, as JSON (without --input or --input-file: null)")
 	c.Flags().StringVar(&inputFile, "input-file", "", "read the answer (JSON) from this file (- for stdin)")
 	c.MarkFlagsMutuallyExclusive("input", "input-file")
-	c.Flags().BoolVar(&noFollow, "no-follow", false, "print the run and return without following")
+	c.Flags().BoolVar(&noFollow, "no-follow", false, "print the run (as get does; --json for JSON) and return without following")
 	return c
 }
