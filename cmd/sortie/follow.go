@@ -46,17 +46,19 @@ func follow(ctx context.Context, g *globals, t *target, id sortie.RunID, after s
 	if t.h != nil { // a remote host reconciles itself
 		go t.h.RunReconciler(rctx)
 	}
+	seen := false // an update came: the host was reached
 	for u, err := range t.client.Follow(ctx, id, after) {
 		if err != nil {
 			if errors.Is(err, context.Canceled) && ctx.Err() != nil {
 				fmt.Fprintf(os.Stderr, "stopped following; the run goes on: %s\n", g.followHint(id, after))
 				return &exitError{code: 130}
 			}
-			if errors.Is(err, sortie.ErrUnavailable) {
+			if errors.Is(err, sortie.ErrUnavailable) && seen {
 				fmt.Fprintf(os.Stderr, "lost the host; the run goes on: %s\n", g.followHint(id, after))
 			}
 			return err
 		}
+		seen = true
 		if u.Event != nil {
 			printEvent(os.Stdout, g.jsonOut, u.Event)
 			after = u.Event.Cursor()

@@ -69,10 +69,14 @@ destination policy (--allow-destination, '*' for any public host, and
 			}
 			return g.withPush(func(p pushAPI) error {
 				out, err := p.put(cmd.Context(), &cfg)
-				if err == nil {
-					printPush(g, []sortie.PushConfig{*out})
+				if err != nil {
+					return err
 				}
-				return err
+				printPush(g, []sortie.PushConfig{*out})
+				if g.hostURL == "" && g.aws.table == "" {
+					fmt.Fprintf(os.Stderr, "stored in %s: a sortie serve on this state directory delivers it (use --host to set it on a running host)\n", g.stateDir)
+				}
+				return nil
 			})
 		},
 	}
@@ -94,17 +98,36 @@ func (g *globals) checkPushURL(u string) error {
 	return nil
 }
 
+// configID is the configuration ID of get and delete: the second
+// argument, else --id (default "default", as for set); both must agree.
+func configID(args []string, flag string) (string, error) {
+	if len(args) < 2 {
+		return flag, nil
+	}
+	if flag != "default" && flag != args[1] {
+		return "", usagef("the configuration ID is %q as an argument and %q as --id; give one", args[1], flag)
+	}
+	return args[1], nil
+}
+
 func pushGetCmd(g *globals) *cobra.Command {
-	return &cobra.Command{Use: "get RUN_ID ID", Short: "Print one push configuration", Args: exactArgs(2),
+	var id string
+	c := &cobra.Command{Use: "get RUN_ID [ID | --id ID]", Short: "Print one push configuration", Args: rangeArgs(1, 2),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			cid, err := configID(args, id)
+			if err != nil {
+				return err
+			}
 			return g.withPush(func(p pushAPI) error {
-				cfg, err := p.GetPushConfig(cmd.Context(), sortie.RunID(args[0]), args[1])
+				cfg, err := p.GetPushConfig(cmd.Context(), sortie.RunID(args[0]), cid)
 				if err == nil {
 					printPush(g, []sortie.PushConfig{*cfg})
 				}
 				return err
 			})
 		}}
+	c.Flags().StringVar(&id, "id", "default", "configuration ID within the run")
+	return c
 }
 
 func pushListCmd(g *globals) *cobra.Command {
@@ -121,12 +144,19 @@ func pushListCmd(g *globals) *cobra.Command {
 }
 
 func pushDeleteCmd(g *globals) *cobra.Command {
-	return &cobra.Command{Use: "delete RUN_ID ID", Short: "Delete a push configuration", Args: exactArgs(2),
+	var id string
+	c := &cobra.Command{Use: "delete RUN_ID [ID | --id ID]", Short: "Delete a push configuration", Args: rangeArgs(1, 2),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			cid, err := configID(args, id)
+			if err != nil {
+				return err
+			}
 			return g.withPush(func(p pushAPI) error {
-				return p.DeletePushConfig(cmd.Context(), sortie.RunID(args[0]), args[1])
+				return p.DeletePushConfig(cmd.Context(), sortie.RunID(args[0]), cid)
 			})
 		}}
+	c.Flags().StringVar(&id, "id", "default", "configuration ID within the run")
+	return c
 }
 
 func printPush(g *globals, cfgs []sortie.PushConfig) {

@@ -211,9 +211,14 @@ when you stop following with Ctrl-C (the run goes on).`,
 }
 
 // exactArgs is cobra.ExactArgs with a usage error (exit status 2).
-func exactArgs(n int) cobra.PositionalArgs {
+func exactArgs(n int) cobra.PositionalArgs { return usageArgs(cobra.ExactArgs(n)) }
+
+// rangeArgs is cobra.RangeArgs as a usage error (exit 2).
+func rangeArgs(lo, hi int) cobra.PositionalArgs { return usageArgs(cobra.RangeArgs(lo, hi)) }
+
+func usageArgs(check cobra.PositionalArgs) cobra.PositionalArgs {
 	return func(cmd *cobra.Command, args []string) error {
-		if err := cobra.ExactArgs(n)(cmd, args); err != nil {
+		if err := check(cmd, args); err != nil {
 			return &usageErr{err}
 		}
 		return nil

@@ -62,21 +62,34 @@ func readSSE(r io.Reader, fn func(sseEvent) bool) error {
 	return sc.Err()
 }
 
+// errNoAnswer marks a request that got no HTTP answer at all.
+var errNoAnswer = errors.New("no answer from the host")
+
 // Follow streams the run's events after the cursor over SSE, then the
 // final run. A dropped connection is resumed with Last-Event-ID; after
-// Options.ReconnectWindow without progress it yields the error.
+// Options.ReconnectWindow without progress it yields the error. A host
+// that never answered (the first request got no HTTP answer: a wrong URL,
+// a host not running) is an error at once, wrapping
+// sortie.ErrUnavailable.
 func (e *Engine) Follow(ctx context.Context, id sortie.RunID, after sortie.Cursor) iter.Seq2[sortie.Update, error] {
 	return func(yield func(sortie.Update, error) bool) {
 		if err := id.Validate(); err != nil {
 			yield(sortie.Update{}, err)
 			return
 		}
-		cur, fails, since := after, 0, time.Now()
+		cur, fails, since, reached := after, 0, time.Now(), false
 		for {
 			progressed, done, err := e.followOnce(ctx, id, &cur, yield)
 			if done {
 				return
 			}
+			if !reached && errors.Is(err, errNoAnswer) {
+				// Never reached: a wrong URL or a host not running, not a
+				// host restarting; say so at once.
+				yield(sortie.Update{}, err)
+				return
+			}
+			reached = true
 			if progressed {
 				fails, since = 0, time.Now()
 			}
@@ -111,7 +124,7 @@ func (e *Engine) followOnce(ctx context.Context, id sortie.RunID, cur *sortie.Cu
 	}
 	resp, err := e.hc.Do(req)
 	if err != nil {
-		return false, false, fmt.Errorf("httpengine: follow %s: %w: %w", id, sortie.ErrUnavailable, err)
+		return false, false, fmt.Errorf("httpengine: follow %s: %w: %w: %w", id, sortie.ErrUnavailable, errNoAnswer, err)
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
