@@ -4,9 +4,12 @@ package main
 // configuration IDs.
 
 import (
+	"os"
 	"runtime"
 	"strings"
 	"testing"
+
+	"github.com/sortie-run/sortie"
 )
 
 // The commands printed as hints (follow on after Ctrl-C, resume, the next
@@ -65,5 +68,30 @@ func TestPushConfigIDs(t *testing.T) {
 	}
 	if r := c.run("push", "get", id, "a"); r.code == 0 {
 		t.Errorf("push get after delete: exit 0, want an error")
+	}
+}
+
+// The files the README's usage lines name exist and work as it says.
+func TestQuickstartFiles(t *testing.T) {
+	c := newCLI(t)
+	w := c.cmd("worker", "--report", "stdout")
+	in, err := os.Open("../../examples/quickstart/invocation.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer in.Close()
+	w.Stdin = in
+	out, err := w.Output()
+	if err != nil || !strings.Contains(string(out), `{"result":{"output":{"hello":"worker"}}}`) {
+		t.Errorf("sortie worker --report stdout < invocation.json: %v\n%s", err, out)
+	}
+	id := c.submit("probe", "--vars-file", "examples/quickstart/vars.json")
+	waitFor(t, "the run of vars.json", waitLong, func() bool { return c.get(id).State.Terminal() })
+	if run := c.get(id); run.State != sortie.StateCompleted || !strings.Contains(string(run.Result), "from vars.json") {
+		t.Errorf("run of vars.json: %s %s, want completed with its output", run.State, run.Result)
+	}
+	r := c.run("run", "probe", "--config-env", "API_TOKEN", "--config-file", "examples/quickstart/secrets.json")
+	if r.code != 0 {
+		t.Errorf("run with secrets.json: exit %d: %s", r.code, r.stderr)
 	}
 }
