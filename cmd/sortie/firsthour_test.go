@@ -95,3 +95,27 @@ func TestQuickstartFiles(t *testing.T) {
 		t.Errorf("run with secrets.json: exit %d: %s", r.code, r.stderr)
 	}
 }
+
+// --policy fields given as 0 (which mean "the default") and flags that
+// disagree with --policy are usage errors naming the fields, not silently
+// resolved.
+func TestPolicyFlagsDisagreeLoudly(t *testing.T) {
+	c := newCLI(t)
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--policy", `{"max_attempts":0}`}, "max_attempts is 0"},
+		{[]string{"--policy", `{"heartbeat_ms":0,"lease_ms":3000}`}, "heartbeat_ms is 0"},
+		{[]string{"--policy", `{"max_attempts":5}`, "--max-attempts", "2"}, "--max-attempts 2 and --policy max_attempts 5 disagree"},
+		{[]string{"--policy", `{"max_cost_nano_usd":1000}`, "--max-cost", "0.05"}, "disagree"},
+	} {
+		r := c.run(append([]string{"submit", "probe"}, tc.args...)...)
+		if r.code != 2 || !strings.Contains(r.stderr, tc.want) {
+			t.Errorf("submit probe %v: exit %d, %q; want 2 saying %q", tc.args, r.code, r.stderr, tc.want)
+		}
+	}
+	if r := c.run("submit", "probe", "--var", "events=0", "--policy", `{"max_attempts":2}`, "--max-attempts", "2"); r.code != 0 {
+		t.Errorf("submit with agreeing --policy and --max-attempts: exit %d: %s", r.code, r.stderr)
+	}
+}

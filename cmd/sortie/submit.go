@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"slices"
 	"strings"
@@ -80,21 +81,9 @@ func (s *submitFlags) request(agent string) (*sortie.SubmitRequest, error) {
 	if err != nil {
 		return nil, usagef("variables: %v", err)
 	}
-	var policy sortie.Policy
-	if s.policy != "" {
-		if err := strictjson.Unmarshal([]byte(s.policy), &policy); err != nil {
-			return nil, usagef("--policy: %v", err)
-		}
-	}
-	if s.maxAttempts != 0 {
-		policy.MaxAttempts = s.maxAttempts
-	}
-	if s.maxCost != "" {
-		n, err := sortie.ParseUSD(s.maxCost)
-		if err != nil || n == 0 {
-			return nil, usagef("--max-cost %q: want a positive amount of dollars such as 0.05", s.maxCost)
-		}
-		policy.MaxCostNanoUSD = int64(n)
+	policy, err := s.parsePolicy()
+	if err != nil {
+		return nil, err
 	}
 	req := &sortie.SubmitRequest{Agent: agent, Variables: b, ContextID: s.contextID, Labels: labels,
 		IdempotencyKey: s.key, Policy: policy, ConfigRefs: s.configRefs}
@@ -211,6 +200,43 @@ when you stop following with Ctrl-C (the run goes on).`,
 }
 
 // exactArgs is cobra.ExactArgs with a usage error (exit status 2).
+// parsePolicy reads --policy, --max-attempts and --max-cost. A field of
+// --policy given as 0 is refused (a zero field means "the default", so
+// writing it says something it does not do), and so is a flag that
+// disagrees with the same field of --policy.
+func (s *submitFlags) parsePolicy() (sortie.Policy, error) {
+	var policy sortie.Policy
+	if s.policy != "" {
+		var fields map[string]json.RawMessage
+		if err := strictjson.Unmarshal([]byte(s.policy), &policy); err != nil {
+			return policy, usagef("--policy: %v", err)
+		}
+		_ = json.Unmarshal([]byte(s.policy), &fields) // an object: strictjson took it
+		for _, name := range slices.Sorted(maps.Keys(fields)) {
+			if string(fields[name]) == "0" {
+				return policy, usagef("--policy: %s is 0, which means the default; leave it out, or give a positive value", name)
+			}
+		}
+	}
+	if s.maxAttempts != 0 {
+		if policy.MaxAttempts != 0 && policy.MaxAttempts != s.maxAttempts {
+			return policy, usagef("--max-attempts %d and --policy max_attempts %d disagree; give one", s.maxAttempts, policy.MaxAttempts)
+		}
+		policy.MaxAttempts = s.maxAttempts
+	}
+	if s.maxCost != "" {
+		n, err := sortie.ParseUSD(s.maxCost)
+		if err != nil || n == 0 {
+			return policy, usagef("--max-cost %q: want a positive amount of dollars such as 0.05", s.maxCost)
+		}
+		if policy.MaxCostNanoUSD != 0 && policy.MaxCostNanoUSD != int64(n) {
+			return policy, usagef("--max-cost %s and --policy max_cost_nano_usd %d disagree; give one", s.maxCost, policy.MaxCostNanoUSD)
+		}
+		policy.MaxCostNanoUSD = int64(n)
+	}
+	return policy, nil
+}
+
 func exactArgs(n int) cobra.PositionalArgs { return usageArgs(cobra.ExactArgs(n)) }
 
 // rangeArgs is cobra.RangeArgs as a usage error (exit 2).
