@@ -172,6 +172,11 @@ type Reservation struct {
 	// (the key-management requests of its seals), recorded on the attempt
 	// with LaunchID. Optional.
 	Usage *Usage
+	// SpendLimit, when set, makes Reserve refuse a new run (never a
+	// duplicate of a live idempotency key) with an [*AgentBudgetError]
+	// when the agent's spend in its window reached the limit; nothing is
+	// stored then. Optional.
+	SpendLimit *SpendLimit
 }
 
 // Launch asks RecordLaunch to record attempt Attempt with LaunchID.

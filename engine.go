@@ -159,7 +159,10 @@ func (e *Engine) ControlPlane() ControlPlane { return e.cp }
 // returns a [*ValidationError] for bad input (also an invocation the
 // launcher could not carry, naming its largest variable and the limit;
 // see [InvocationLimiter]), ErrIdempotencyConflict for a reused key with
-// another request, and ErrClosed after Close.
+// another request, an [*AgentBudgetError] (ErrBudgetExhausted) when the
+// agent's budget for the period is spent, and ErrClosed after Close. A run
+// of an agent with a concurrency limit is reserved queued and launched
+// when a slot is free (see [Concurrency]).
 func (e *Engine) Submit(ctx context.Context, req *SubmitRequest) (*Run, error) {
 	run, _, err := e.SubmitCreated(ctx, req)
 	return run, err
@@ -182,6 +185,7 @@ func (e *Engine) SubmitCreated(ctx context.Context, req *SubmitRequest) (*Run, b
 		return nil, false, endSpan(span, err)
 	}
 	res := &Reservation{Run: run, TTLMs: e.opts.IdempotencyTTL.Milliseconds(), NowMs: e.nowMs()}
+	res.SpendLimit = spendLimitOf(run.Agent, res.NowMs)
 	if run.Concurrency != nil {
 		run, created, err := e.submitQueued(ctx, res)
 		return e.priced(run), created, endSpan(span, err)

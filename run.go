@@ -26,6 +26,9 @@ type Manifest struct {
 	// submit, and handlers resolve them with functions.Call.Model.
 	// Optional.
 	Models map[string]ModelProfile `json:"models,omitempty"`
+	// Budget caps what the agent's runs may cost per period; see
+	// [AgentBudget]. Optional; nil means none.
+	Budget *AgentBudget `json:"budget,omitempty"`
 }
 
 // Validate checks the manifest's fields and returns a [*ValidationError].
@@ -49,6 +52,11 @@ func (m *Manifest) Validate() error {
 	}
 	if err := checkModelProfiles("agent.models", m.Models); err != nil {
 		return err
+	}
+	if m.Budget != nil {
+		if err := m.Budget.Validate(); err != nil {
+			return err
+		}
 	}
 	return m.Policy.Validate()
 }

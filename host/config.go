@@ -50,6 +50,11 @@ type Config struct {
 	// built-in ones (package host/builtin). An exec agent ("exec:ID") needs
 	// Runtimes to name its runtime.
 	Agents sortie.Agents
+	// Catalog, when set, is what the engine resolves agent names with at
+	// each submission and admission (a catalog that reloads its agents
+	// applies a new concurrency limit or budget without a restart); it
+	// should hold the agents of Agents. Optional; defaults to Agents.
+	Catalog sortie.AgentCatalog
 	// Registry holds the Go handlers ("go:NAME") of the host's local
 	// workers. Optional; defaults to the built-in ones.
 	Registry *functions.Registry

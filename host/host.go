@@ -135,7 +135,11 @@ func (h *Host) openEngine(ctx context.Context) error {
 	if p, ok := h.cp.(interface{ SetPricer(sortie.Pricer) }); ok {
 		p.SetPricer(h.cfg.Prices) // budgets are enforced with the host's table
 	}
-	h.engine = sortie.NewEngine(h.cp, l, h.cfg.Agents, &opts)
+	var agents sortie.AgentCatalog = h.cfg.Agents
+	if h.cfg.Catalog != nil {
+		agents = h.cfg.Catalog
+	}
+	h.engine = sortie.NewEngine(h.cp, l, agents, &opts)
 	clientOpts := &sortie.ClientOptions{}
 	if h.cfg.AWS.Table != "" {
 		clientOpts.PollInterval = awsPollInterval

@@ -39,6 +39,10 @@ func (s *Server) errorBody(r *http.Request, err error) (int, wire.ErrorBody) {
 	if errors.As(err, &ve) {
 		return http.StatusBadRequest, errorBody(wire.CodeInvalidArgument, ve.Reason, ve.Field)
 	}
+	var abe *sortie.AgentBudgetError
+	if errors.As(err, &abe) {
+		return http.StatusConflict, errorBody(wire.CodeBudgetExhausted, abe.Error(), "agent")
+	}
 	if m, ok := wire.ForError(err); ok {
 		return m.Status, errorBody(m.Code, notFoundMessage(r, m.Code, m.Message), "")
 	}

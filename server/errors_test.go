@@ -36,6 +36,8 @@ func TestErrorBodiesMapBackToTheSentinels(t *testing.T) {
 		{sortie.ErrTerminal, nil, 409, "terminal", sortie.ErrTerminal, ""},
 		{sortie.ErrCancelRequested, nil, 409, "cancel_requested", sortie.ErrCancelRequested, ""},
 		{sortie.ErrConflict, nil, 409, "conflict", sortie.ErrConflict, ""},
+		{&sortie.AgentBudgetError{Window: sortie.SpendWindow{Agent: "probe", PeriodMs: 86_400_000}, BudgetNanoUSD: 50_000_000, SpentNanoUSD: 60_000_000},
+			nil, 409, "budget_exhausted", sortie.ErrBudgetExhausted, ""},
 		{sortie.ErrUnavailable, nil, 503, "unavailable", sortie.ErrUnavailable, ""},
 		{sortie.ErrThrottled, nil, 429, "throttled", sortie.ErrThrottled, ""},
 		{sortie.ErrClosed, nil, 503, "unavailable", sortie.ErrUnavailable, ""},

@@ -33,6 +33,11 @@ const (
 	CodeCancelRequested = "cancel_requested"
 	// CodeConflict (409): sortie.ErrConflict.
 	CodeConflict = "conflict"
+	// CodeBudgetExhausted (409): the agent's budget for the period is
+	// spent, so the submission was refused (sortie.ErrBudgetExhausted);
+	// the message names the agent, the budget, the spend and when the
+	// period ends. Not retried: the same submission is refused until then.
+	CodeBudgetExhausted = "budget_exhausted"
 	// CodeThrottled (429, with Retry-After): a backing service refused
 	// the work for its rate (sortie.ErrThrottled); retry after the pause.
 	// sortie.ErrThrottled on the client, which errors.Is also takes for
@@ -101,6 +106,7 @@ var mappings = []Mapping{
 	{sortie.ErrTerminal, CodeTerminal, http.StatusConflict, "the run is terminal"},
 	{sortie.ErrCancelRequested, CodeCancelRequested, http.StatusConflict, "the run's cancel was requested"},
 	{sortie.ErrConflict, CodeConflict, http.StatusConflict, "the run changed meanwhile or is not in a state that allows this"},
+	{sortie.ErrBudgetExhausted, CodeBudgetExhausted, http.StatusConflict, "the agent's budget for the period is spent"},
 	{sortie.ErrThrottled, CodeThrottled, http.StatusTooManyRequests, "a backing service is throttling requests; retry after the pause"},
 	{sortie.ErrUnavailable, CodeUnavailable, http.StatusServiceUnavailable, "a backing service is unavailable; retry"},
 	{sortie.ErrClosed, CodeUnavailable, http.StatusServiceUnavailable, "the server is shutting down"},

@@ -51,6 +51,9 @@ type globals struct {
 	command *cobra.Command
 	// api makes the host a server; set by serve.
 	api *host.API
+	// agentDirs are serve's --agent directories, read again when their
+	// agent.json changes (see liveAgents).
+	agentDirs []string
 }
 
 func (g *globals) register(root *cobra.Command) {
@@ -162,6 +165,9 @@ func (g *globals) config(extra ...sortie.Manifest) (host.Config, error) {
 		for _, m := range extra {
 			cfg.Agents[m.Name] = m
 		}
+	}
+	if len(g.agentDirs) == len(extra) && len(extra) > 0 {
+		cfg.Catalog = newLiveAgents(cfg.Agents, g.agentDirs, extra, cfg.Logger)
 	}
 	return cfg, nil
 }

@@ -87,10 +87,11 @@ func execute(ctx context.Context, args []string) int {
 }
 
 // isInputError reports errors that exit 2: bad input, an unknown run, a run
-// in the wrong state for the command, and cobra's own usage errors.
+// in the wrong state for the command, a submission refused for its agent's
+// spent budget, and cobra's own usage errors.
 func isInputError(err error) bool {
 	for _, target := range []error{sortie.ErrInvalidArgument, sortie.ErrNotFound,
-		sortie.ErrIdempotencyConflict, sortie.ErrConflict, sortie.ErrTerminal} {
+		sortie.ErrIdempotencyConflict, sortie.ErrConflict, sortie.ErrTerminal, sortie.ErrBudgetExhausted} {
 		if errors.Is(err, target) {
 			return true
 		}

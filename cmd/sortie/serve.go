@@ -93,7 +93,7 @@ func (s *serveFlags) run(ctx context.Context, g *globals) error {
 	if err != nil {
 		return err
 	}
-	g.api = api
+	g.api, g.agentDirs = api, s.agentDirs
 	t, err := g.openHost(extra...)
 	if err != nil {
 		return err

@@ -58,6 +58,7 @@ var properties = []property{
 	{"UsageOfEngineAndWorker", testUsageOfEngineAndWorker},
 	{"BudgetStopsAtHeartbeat", testBudgetStopsAtHeartbeat},
 	{"BudgetEndsRetries", testBudgetEndsRetries},
+	{"AgentBudgetRefusesNextRun", testAgentBudgetRefusesNextRun},
 	{"TerminalNeverChanges", testTerminalNeverChanges},
 	{"CancelStickyWhileClaimed", testCancelSticky},
 	{"CancelUnclaimedAtOnce", testCancelUnclaimed},

@@ -107,7 +107,7 @@ func (c *ControlPlane) change(ctx context.Context, op string, id sortie.RunID, f
 func (c *ControlPlane) try(ctx context.Context, id sortie.RunID, old item, rec *record, fn func(r *sortie.Run) (bool, error)) (*record, bool, item, error) {
 	prev := condOf(rec.Run)
 	before := endedFlags(rec.Run)
-	slotsBefore := controlplane.SlotStateOf(rec.Run)
+	slotsBefore, wasTerminal := controlplane.SlotStateOf(rec.Run), rec.Run.State.Terminal()
 	changed, err := fn(rec.Run)
 	if err != nil || !changed {
 		return rec, true, nil, err
@@ -122,7 +122,8 @@ func (c *ControlPlane) try(ctx context.Context, id sortie.RunID, old item, rec *
 		return nil, false, nil, err
 	}
 	slot := controlplane.SlotChangeOf(slotsBefore, rec.Run)
-	consumed, err := c.writeRun(ctx, u.in, slot, id)
+	spend := controlplane.SpendChangeOf(wasTerminal, u.next.Run, c.Pricer())
+	consumed, err := c.writeRun(ctx, u.in, slot, spend, id)
 	if err != nil {
 		c.units.call("", Capacity{})
 		c.units.putBack(id, pending.plus(Capacity{WriteUnits: writeUnits(itemSize(old))}))
@@ -154,10 +155,11 @@ func (c *ControlPlane) try(ctx context.Context, id sortie.RunID, old item, rec *
 
 // writeRun sends a run's conditional update: one UpdateItem, or a
 // transaction with the concurrency items when the write changes a
-// key's counts (see [ControlPlane.updateWithSlots]).
-func (c *ControlPlane) writeRun(ctx context.Context, in *dynamodb.UpdateItemInput, slot controlplane.SlotChange, id sortie.RunID) ([]types.ConsumedCapacity, error) {
-	if slot.Changes() {
-		return c.updateWithSlots(ctx, in, slot, id)
+// key's counts, and the spend item when it adds to its agent's spend
+// (see [ControlPlane.updateWithSlots]).
+func (c *ControlPlane) writeRun(ctx context.Context, in *dynamodb.UpdateItemInput, slot controlplane.SlotChange, spend controlplane.SpendChange, id sortie.RunID) ([]types.ConsumedCapacity, error) {
+	if slot.Changes() || spend.NanoUSD != 0 {
+		return c.updateWithSlots(ctx, in, slot, spend, id)
 	}
 	out, err := c.db.UpdateItem(ctx, in)
 	if err != nil {

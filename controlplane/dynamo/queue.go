@@ -75,11 +75,11 @@ func (c *ControlPlane) slotItems(s controlplane.SlotChange, id sortie.RunID) []t
 }
 
 // updateWithSlots writes the run update in together with the items of s
-// in one TransactWriteItems. A lost run condition comes back as a
+// and the spend update of sc (when it adds any) in one TransactWriteItems. A lost run condition comes back as a
 // ConditionalCheckFailedException holding the item that won, so the
 // caller handles it as a lost UpdateItem; a full key gives
 // sortie.ErrConcurrencyLimit.
-func (c *ControlPlane) updateWithSlots(ctx context.Context, in *dynamodb.UpdateItemInput, s controlplane.SlotChange, id sortie.RunID) ([]types.ConsumedCapacity, error) {
+func (c *ControlPlane) updateWithSlots(ctx context.Context, in *dynamodb.UpdateItemInput, s controlplane.SlotChange, sc controlplane.SpendChange, id sortie.RunID) ([]types.ConsumedCapacity, error) {
 	run := types.TransactWriteItem{Update: &types.Update{
 		TableName: in.TableName, Key: in.Key, UpdateExpression: in.UpdateExpression,
 		ConditionExpression: in.ConditionExpression, ExpressionAttributeNames: in.ExpressionAttributeNames,
@@ -87,7 +87,7 @@ func (c *ControlPlane) updateWithSlots(ctx context.Context, in *dynamodb.UpdateI
 		ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld,
 	}}
 	out, err := c.db.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{
-		TransactItems:          append([]types.TransactWriteItem{run}, c.slotItems(s, id)...),
+		TransactItems:          append(append([]types.TransactWriteItem{run}, c.slotItems(s, id)...), c.spendItems(sc)...),
 		ClientRequestToken:     aws.String(sortie.NewLaunchID()),
 		ReturnConsumedCapacity: types.ReturnConsumedCapacityIndexes,
 	})

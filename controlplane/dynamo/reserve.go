@@ -48,6 +48,9 @@ func (c *ControlPlane) Reserve(ctx context.Context, res *sortie.Reservation) (*s
 		return nil, false, wrap("reserve", err)
 	}
 	if idem == nil {
+		if err := c.checkSpend(ctx, res.SpendLimit); err != nil {
+			return nil, false, wrap("reserve", err)
+		}
 		if _, err := c.putNew(ctx, rec, runIt, 0); err != nil {
 			return nil, false, wrap("reserve", err)
 		}
@@ -210,6 +213,10 @@ func (c *ControlPlane) reserveKeyed(ctx context.Context, res *sortie.Reservation
 		return nil, false, err
 	}
 	if holder == nil {
+		if err := c.checkSpend(ctx, res.SpendLimit); err != nil {
+			c.dropIdem(ctx, res) // the key must not point at a run never stored
+			return nil, false, err
+		}
 		run, err := c.putNew(ctx, rec, runIt, spent)
 		if errors.Is(err, sortie.ErrConflict) {
 			c.dropIdem(ctx, res) // the key must not point at another run

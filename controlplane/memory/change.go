@@ -24,7 +24,7 @@ func (c *ControlPlane) change(_ context.Context, op string, id sortie.RunID, fn 
 		return nil, fmt.Errorf("memory: %s run %s: %w", op, id, sortie.ErrNotFound)
 	}
 	r := stored.Clone()
-	before := controlplane.SlotStateOf(r)
+	before, wasTerminal := controlplane.SlotStateOf(r), r.State.Terminal()
 	changed, err := fn(r)
 	if err != nil {
 		return nil, fmt.Errorf("memory: %w", err)
@@ -35,6 +35,9 @@ func (c *ControlPlane) change(_ context.Context, op string, id sortie.RunID, fn 
 	slot := controlplane.SlotChangeOf(before, r)
 	if err := c.applySlot(slot); err != nil {
 		return nil, fmt.Errorf("memory: %s run %s: %w", op, id, err)
+	}
+	if sc := controlplane.SpendChangeOf(wasTerminal, r, c.Pricer()); sc.NanoUSD != 0 {
+		c.spend[sc.Window] += sc.NanoUSD
 	}
 	c.runs[id] = r
 	c.hub.Notify(id)

@@ -30,8 +30,10 @@ type ControlPlane struct {
 	leases map[pushKey]pushLease
 	// active counts the runs holding slots by concurrency key.
 	active map[string]int
-	hub    controlplane.Hub
-	now    func() time.Time
+	// spend sums the cost of the runs that ended, by agent budget window.
+	spend map[sortie.SpendWindow]int64
+	hub   controlplane.Hub
+	now   func() time.Time
 	// tokens signs List page tokens with a key of this store's own.
 	tokens *controlplane.PageTokens
 
@@ -64,6 +66,7 @@ func New() *ControlPlane {
 		steps:  make(map[sortie.RunID][]sortie.Step),
 		push:   make(map[sortie.RunID]map[string]sortie.PushConfig),
 		active: make(map[string]int),
+		spend:  make(map[sortie.SpendWindow]int64),
 		now:    time.Now,
 	}
 	c.tokens, _ = controlplane.NewPageTokens(nil) // a random key cannot be refused
@@ -102,6 +105,11 @@ func (c *ControlPlane) Reserve(_ context.Context, res *sortie.Reservation) (*sor
 			return nil, false, fmt.Errorf("memory: reserve key %q in scope %q: %w", k.key, k.scope, sortie.ErrIdempotencyConflict)
 		}
 		return c.runs[rec.runID].Clone(), false, nil
+	}
+	if l := res.SpendLimit; l != nil {
+		if err := controlplane.CheckSpend(l, c.spend[l.Window]); err != nil {
+			return nil, false, fmt.Errorf("memory: reserve run %s: %w", res.Run.ID, err)
+		}
 	}
 	if _, taken := c.runs[res.Run.ID]; taken {
 		return nil, false, fmt.Errorf("memory: reserve run %s: run ID taken: %w", res.Run.ID, sortie.ErrConflict)

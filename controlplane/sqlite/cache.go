@@ -104,7 +104,7 @@ func copyRun(r *sortie.Run) *sortie.Run {
 	c.ResumeInput = bytes.Clone(r.ResumeInput)
 	c.Error = clonePtr(r.Error)
 	c.Cost = copyCost(r.Cost)
-	c.Agent.Concurrency = clonePtr(r.Agent.Concurrency)
+	c.Agent.Concurrency, c.Agent.Budget = clonePtr(r.Agent.Concurrency), clonePtr(r.Agent.Budget)
 	c.Concurrency, c.Queue = clonePtr(r.Concurrency), clonePtr(r.Queue)
 	if r.Interrupt != nil {
 		i := *r.Interrupt

@@ -59,6 +59,9 @@ func reserve(ctx context.Context, tx *stmtCache, runs *runCache, res *sortie.Res
 			return nil, dbErr("read idempotency record", err)
 		}
 	}
+	if err := checkSpend(ctx, tx, res.SpendLimit); err != nil {
+		return nil, err
+	}
 	if err := insertRun(ctx, tx, run); err != nil {
 		return nil, err
 	}

@@ -95,6 +95,14 @@ var migrations = []migration{
 	// queued, indexed in run ID order) and the count of runs holding
 	// slots by key.
 	{apply: addQueue},
+	// Version 9: agents' spend by budget window (see sortie.AgentBudget).
+	{sql: `CREATE TABLE IF NOT EXISTS spend (
+		agent     TEXT NOT NULL,
+		period_ms INTEGER NOT NULL,
+		start_ms  INTEGER NOT NULL, -- the window's start, Unix ms
+		nano_usd  INTEGER NOT NULL, -- the cost of the runs that ended in it
+		PRIMARY KEY (agent, period_ms, start_ms)
+	) WITHOUT ROWID;`},
 }
 
 // addQueue adds runs.queue_key, its partial index and the slots table;

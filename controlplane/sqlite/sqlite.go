@@ -253,7 +253,7 @@ func (c *ControlPlane) wrap(op string, err error) error {
 // isContract reports whether err carries one of the interface's sentinels.
 func isContract(err error) bool {
 	for _, s := range []error{sortie.ErrNotFound, sortie.ErrIdempotencyConflict, sortie.ErrConflict,
-		sortie.ErrTerminal, sortie.ErrCancelRequested, sortie.ErrInvalidArgument} {
+		sortie.ErrTerminal, sortie.ErrCancelRequested, sortie.ErrInvalidArgument, sortie.ErrBudgetExhausted} {
 		if errors.Is(err, s) {
 			return true
 		}

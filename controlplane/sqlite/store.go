@@ -31,13 +31,16 @@ func (c *ControlPlane) change(ctx context.Context, op string, id sortie.RunID, f
 		if err != nil {
 			return err
 		}
-		prev, before := r.Version, controlplane.SlotStateOf(r)
+		prev, before, wasTerminal := r.Version, controlplane.SlotStateOf(r), r.State.Terminal()
 		run = r
 		if changed, err = fn(r); err != nil || !changed {
 			return err
 		}
 		slot = controlplane.SlotChangeOf(before, r)
 		if err := applySlot(ctx, tx, slot); err != nil {
+			return err
+		}
+		if err := addSpend(ctx, tx, controlplane.SpendChangeOf(wasTerminal, r, c.Pricer())); err != nil {
 			return err
 		}
 		return updateRun(ctx, tx, r, prev)
