@@ -2,16 +2,9 @@ package sortie
 
 import (
 	"cmp"
-	"errors"
 	"fmt"
 	"time"
 )
-
-// ErrBudgetExhausted: the agent's budget for the current period is spent,
-// so the control plane refuses new runs of it until the period ends (see
-// [AgentBudget]). The error is an [*AgentBudgetError] naming the agent,
-// the budget and the spend.
-var ErrBudgetExhausted = errors.New("agent budget exhausted")
 
 // DefaultBudgetPeriodMs is [AgentBudget.PeriodMs] when unset: 24 h.
 const DefaultBudgetPeriodMs = int64(24 * time.Hour / time.Millisecond)

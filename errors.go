@@ -43,6 +43,11 @@ var (
 	// authorization hooks refused). The error names what was refused and
 	// the rule; it never carries a tool call's arguments.
 	ErrRefused = errors.New("refused by the host's policy")
+	// ErrBudgetExhausted: the agent's budget for the current period is
+	// spent, so the control plane refuses new runs of it until the period
+	// ends (see [AgentBudget]). The error is an [*AgentBudgetError] naming
+	// the agent, the budget and the spend.
+	ErrBudgetExhausted = errors.New("agent budget exhausted")
 )
 
 // throttled is [ErrThrottled]'s type: it matches ErrUnavailable too.

@@ -31,6 +31,7 @@ var sentinels = map[string]struct {
 	"ErrInvalidArgument":     {sortie.ErrInvalidArgument, "invalid_argument", 400, sortie.ErrInvalidArgument},
 	"ErrUnavailable":         {sortie.ErrUnavailable, "unavailable", 503, sortie.ErrUnavailable},
 	"ErrThrottled":           {sortie.ErrThrottled, "throttled", 429, sortie.ErrThrottled},
+	"ErrBudgetExhausted":     {sortie.ErrBudgetExhausted, "budget_exhausted", 409, sortie.ErrBudgetExhausted},
 	// A closing server tells the client to retry elsewhere.
 	"ErrClosed": {sortie.ErrClosed, "unavailable", 503, sortie.ErrUnavailable},
 }
