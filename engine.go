@@ -96,6 +96,14 @@ type EngineOptions struct {
 	// ("models.NAME.model", "agent.models.NAME.options"). Optional; nil
 	// allows every model.
 	Models *ModelPolicy
+	// Payloads keeps payloads over their inline limits: variables over
+	// [MaxVariablesBytes] (or over the launcher's invocation limit) up to
+	// the store's per-payload maximum, which the engine stores at submit
+	// and its workers read by reference, and results workers stored.
+	// [Engine.Get] reads them back. Optional; without it such a
+	// submission is refused naming the inline limit. Its workers need
+	// the same store (functions.Worker.Payloads).
+	Payloads PayloadStore
 	// Pricer sets [Run.Cost] on every run the engine returns (Submit,
 	// Get, List, Cancel, Resume). Optional; without it runs carry no cost.
 	Pricer Pricer
@@ -197,7 +205,11 @@ func (e *Engine) SubmitCreated(ctx context.Context, req *SubmitRequest) (*Run, b
 		res.LaunchID, res.StartTimeoutMs, res.CheckMs, res.NowMs = l.LaunchID, l.StartTimeoutMs, l.CheckMs, l.NowMs
 		res.Usage = meter.Usage()
 	}
+	newID := run
 	run, created, err := e.cp.Reserve(ctx, res)
+	if err != nil || !created {
+		e.dropPayloads(ctx, newID)
+	}
 	if err != nil {
 		return nil, false, endSpan(span, err)
 	}
@@ -322,7 +334,8 @@ func (e *Engine) finishLaunch(ctx context.Context, inv *Invocation, typ string, 
 func (e *Engine) invocation(run *Run, attempt int, launchID string) *Invocation {
 	inv := &Invocation{
 		Version: InvocationVersion, RunID: run.ID, Attempt: attempt, LaunchID: launchID,
-		Agent: run.Agent, Variables: run.Variables, ConfigRefs: run.ConfigRefs, SealedConfig: run.SealedConfig,
+		Agent: run.Agent, Variables: run.Variables, VariablesRef: run.VariablesRef,
+		ConfigRefs: run.ConfigRefs, SealedConfig: run.SealedConfig,
 		DeadlineMs:  e.nowMs() + run.Policy.AttemptTimeoutMs,
 		HeartbeatMs: run.Policy.HeartbeatMs, LeaseMs: run.Policy.LeaseMs,
 		Report: e.opts.Report, TraceParent: run.TraceParent, TraceState: run.TraceState,
@@ -333,13 +346,20 @@ func (e *Engine) invocation(run *Run, attempt int, launchID string) *Invocation 
 	return inv
 }
 
-// Get returns the run; ErrNotFound for an unknown ID.
+// Get returns the run, with variables and result kept in the payload
+// store read back ([EngineOptions.Payloads]); ErrNotFound for an unknown
+// ID, [ErrPayloadIntegrity] for a stored payload that is not the one the
+// run references.
 func (e *Engine) Get(ctx context.Context, id RunID) (*Run, error) {
 	if err := id.Validate(); err != nil {
 		return nil, err
 	}
 	run, err := e.cp.Get(ctx, id)
+	if err != nil {
+		return nil, err
+	}
 	e.queuePosition(ctx, run)
+	run, err = e.inlined(ctx, run)
 	return e.priced(run), err
 }
 

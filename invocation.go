@@ -22,6 +22,10 @@ type Invocation struct {
 	Agent    Manifest `json:"agent"`
 	// Variables is the run's input, a JSON object.
 	Variables json.RawMessage `json:"variables,omitempty"`
+	// VariablesRef is set instead of Variables when the run keeps them in
+	// a [PayloadStore]: the worker reads them from its own store
+	// (functions.Worker.Payloads).
+	VariablesRef *PayloadRef `json:"variables_ref,omitempty"`
 	// ConfigRefs are opaque configuration IDs the worker host resolves
 	// through its allowlist when the attempt executes
 	// ([SubmitRequest.ConfigRefs]).
@@ -100,6 +104,14 @@ func (inv *Invocation) Validate() error {
 	}
 	if err := checkObject("variables", inv.Variables, MaxVariablesBytes); err != nil {
 		return err
+	}
+	if inv.VariablesRef != nil {
+		if len(inv.Variables) > 0 {
+			return invalidf("variables_ref", "set variables or variables_ref, not both")
+		}
+		if err := inv.VariablesRef.Validate("variables_ref"); err != nil {
+			return err
+		}
 	}
 	if err := inv.validateRefs(); err != nil {
 		return err

@@ -60,7 +60,10 @@ func (e *Event) Validate() error {
 
 // Result is a worker's successful output.
 type Result struct {
-	Output json.RawMessage `json:"output"`
+	Output json.RawMessage `json:"output,omitempty"`
+	// OutputRef is set instead of Output when the output is over
+	// [MaxResultBytes] and the worker stored it in its [PayloadStore].
+	OutputRef *PayloadRef `json:"output_ref,omitempty"`
 }
 
 // ErrorMessage is a worker's or the host's failure report. Retryable errors
@@ -224,6 +227,11 @@ func (m *Message) Validate() error {
 		return m.Step.Validate()
 	case m.Authorize != nil:
 		return m.Authorize.Validate()
+	case m.Result != nil && m.Result.OutputRef != nil:
+		if len(m.Result.Output) > 0 {
+			return invalidf("result", "set output or output_ref, not both")
+		}
+		return m.Result.OutputRef.Validate("result.output_ref")
 	case m.Result != nil:
 		return checkJSON("result.output", m.Result.Output, MaxResultBytes)
 	case m.Error != nil:
@@ -274,15 +282,20 @@ func checkObject(field string, b json.RawMessage, limit int) error {
 // reconciler on its behalf) reports it: exactly one of Result, Error or
 // Interrupt is set. Usage is optional.
 type Outcome struct {
-	Result    json.RawMessage `json:"result,omitempty"`
-	Error     *ErrorMessage   `json:"error,omitempty"`
-	Interrupt *Interrupt      `json:"interrupt,omitempty"`
-	Usage     *Usage          `json:"usage,omitempty"`
+	Result json.RawMessage `json:"result,omitempty"`
+	// ResultRef is set instead of Result for a result kept in a
+	// [PayloadStore] (over [MaxResultBytes]).
+	ResultRef *PayloadRef   `json:"result_ref,omitempty"`
+	Error     *ErrorMessage `json:"error,omitempty"`
+	Interrupt *Interrupt    `json:"interrupt,omitempty"`
+	Usage     *Usage        `json:"usage,omitempty"`
 }
 
 // OutcomeOf converts a terminal message into an Outcome.
 func OutcomeOf(m *Message) Outcome {
 	switch {
+	case m.Result != nil && m.Result.OutputRef != nil:
+		return Outcome{ResultRef: m.Result.OutputRef}
 	case m.Result != nil:
 		out := m.Result.Output
 		if len(out) == 0 {
@@ -300,9 +313,15 @@ func (o *Outcome) Validate() error {
 	if err := o.Usage.Validate(); err != nil {
 		return err
 	}
-	m := Message{Error: o.Error, Interrupt: o.Interrupt}
-	if o.Result != nil {
-		m.Result = &Result{Output: o.Result}
+	return MessageOf(*o).Validate()
+}
+
+// MessageOf converts an outcome into its terminal message (the inverse of
+// [OutcomeOf]).
+func MessageOf(o Outcome) *Message {
+	m := &Message{Error: o.Error, Interrupt: o.Interrupt}
+	if o.Result != nil || o.ResultRef != nil {
+		m.Result = &Result{Output: o.Result, OutputRef: o.ResultRef}
 	}
-	return m.Validate()
+	return m
 }

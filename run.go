@@ -177,7 +177,12 @@ type Run struct {
 	ContextID string            `json:"context_id,omitempty"`
 	Labels    map[string]string `json:"labels,omitempty"`
 	Variables json.RawMessage   `json:"variables,omitempty"`
-	Policy    Policy            `json:"policy"`
+	// VariablesRef is set instead of Variables in the control plane when
+	// the variables are kept in the engine's [PayloadStore] (over
+	// [MaxVariablesBytes], or over the launcher's invocation limit). A
+	// run read through [Engine.Get] has Variables filled in as well.
+	VariablesRef *PayloadRef `json:"variables_ref,omitempty"`
+	Policy       Policy      `json:"policy"`
 	// ConfigRefs are the run's configuration references
 	// ([SubmitRequest.ConfigRefs]): IDs only; each attempt's worker
 	// resolves them.
@@ -201,9 +206,14 @@ type Run struct {
 	// stop. 0 on runs stored before the field.
 	CancelRequestedMs int64 `json:"cancel_requested_ms,omitempty"`
 
-	Result    json.RawMessage `json:"result,omitempty"`
-	Error     *ErrorMessage   `json:"error,omitempty"`
-	Interrupt *Interrupt      `json:"interrupt,omitempty"`
+	Result json.RawMessage `json:"result,omitempty"`
+	// ResultRef is set instead of Result in the control plane when the
+	// worker kept the result in its [PayloadStore] (over
+	// [MaxResultBytes]). A run read through [Engine.Get] has Result
+	// filled in as well.
+	ResultRef *PayloadRef   `json:"result_ref,omitempty"`
+	Error     *ErrorMessage `json:"error,omitempty"`
+	Interrupt *Interrupt    `json:"interrupt,omitempty"`
 	// ResumeInput is the client's answer to an interrupt, handed to the
 	// next attempt with the interrupt's checkpoint.
 	ResumeInput json.RawMessage `json:"resume_input,omitempty"`

@@ -55,10 +55,19 @@ type SubmitRequest struct {
 
 // Validate checks every field and limit and returns a [*ValidationError].
 func (r *SubmitRequest) Validate() error {
+	return r.validate(MaxVariablesBytes, "sortie.MaxVariablesBytes")
+}
+
+// validate is Validate with maxVars the limit of the variables, in bytes,
+// which what names.
+func (r *SubmitRequest) validate(maxVars int, what string) error {
 	if err := checkName("agent", r.Agent); err != nil {
 		return err
 	}
-	if err := checkObject("variables", r.Variables, MaxVariablesBytes); err != nil {
+	if len(r.Variables) > maxVars {
+		return invalidf("variables", "%d bytes, over the limit of %d bytes (%s)", len(r.Variables), maxVars, what)
+	}
+	if err := checkObject("variables", r.Variables, maxVars); err != nil {
 		return err
 	}
 	if len(r.ContextID) > 256 || !utf8.ValidString(r.ContextID) {
@@ -174,7 +183,7 @@ func (e *Engine) checkModels(m *Manifest, request map[string]ModelProfile) error
 
 // newRun builds the run a valid request asks for.
 func (e *Engine) newRun(ctx context.Context, req *SubmitRequest) (*Run, error) {
-	if err := req.Validate(); err != nil {
+	if err := req.validate(e.variablesLimit()); err != nil {
 		return nil, err
 	}
 	m, err := e.agents.Agent(ctx, req.Agent)
@@ -216,7 +225,11 @@ func (e *Engine) newRun(ctx context.Context, req *SubmitRequest) (*Run, error) {
 			return nil, err
 		}
 	}
+	if err := e.offloadVariables(ctx, run); err != nil {
+		return nil, err
+	}
 	if err := e.checkBudget(run); err != nil {
+		e.dropPayloads(ctx, run)
 		return nil, err
 	}
 	return run, nil

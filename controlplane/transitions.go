@@ -285,8 +285,8 @@ func Finish(r *sortie.Run, f sortie.Finish) (changed bool, err error) {
 func applyOutcome(r *sortie.Run, a *sortie.Attempt, o sortie.Outcome, nowMs int64) {
 	r.LeaseExpiresMs = 0
 	switch {
-	case o.Result != nil && !r.CancelRequested: // cancel wins whatever the outcome
-		r.State, r.Result, r.Error, r.Interrupt = sortie.StateCompleted, o.Result, nil, nil
+	case (o.Result != nil || o.ResultRef != nil) && !r.CancelRequested: // cancel wins whatever the outcome
+		r.State, r.Result, r.ResultRef, r.Error, r.Interrupt = sortie.StateCompleted, o.Result, o.ResultRef, nil, nil
 	case o.Interrupt != nil && !r.CancelRequested:
 		r.State, r.Interrupt, r.ResumeInput = o.Interrupt.State, o.Interrupt, nil
 	default:

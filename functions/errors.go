@@ -102,10 +102,7 @@ func resultOutcome(out any) sortie.Outcome {
 	if err != nil {
 		return errorOutcome(errTypeOutput, "marshal output: "+err.Error(), false)
 	}
-	if len(b) > sortie.MaxResultBytes {
-		return errorOutcome(errTypeOutput, fmt.Sprintf("output is %d bytes of JSON, limit %d (sortie.MaxResultBytes)", len(b), sortie.MaxResultBytes), false)
-	}
-	return sortie.Outcome{Result: b}
+	return sortie.Outcome{Result: b} // Execute keeps a large one by reference or refuses it
 }
 
 func interruptOutcome(ie *interruptError) sortie.Outcome {

@@ -173,10 +173,7 @@ func stepMessage(st sortie.Step) *sortie.StepMessage {
 }
 
 func (r *streamReporter) Finish(_ context.Context, o sortie.Outcome) error {
-	m := &sortie.Message{Error: o.Error, Interrupt: o.Interrupt}
-	if o.Result != nil {
-		m.Result = &sortie.Result{Output: o.Result}
-	}
+	m := sortie.MessageOf(o)
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	return WriteMessage(r.w, m)

@@ -83,6 +83,13 @@ type Worker struct {
 	// ([Call.Connect]), as AuthorizeTool does. Optional; without it
 	// every connection is refused.
 	AuthorizeConnection AuthorizeConnectionFunc
+	// Payloads is where the worker reads variables a run keeps by
+	// reference ([sortie.Invocation.VariablesRef]) and keeps results over
+	// [sortie.MaxResultBytes] (up to its per-payload maximum); the engine
+	// must have the same store ([sortie.EngineOptions.Payloads]).
+	// Optional; without it such a run fails with error type "payload" and
+	// such a result with error type "output".
+	Payloads sortie.PayloadStore
 	// Warm maps runtimes to pools of warm worker processes that run them
 	// ([SessionVersion]): key "go" runs every "go:NAME" handler of the
 	// Registry in the pool's processes (`sortie worker --session`, the
@@ -189,11 +196,11 @@ func (w *Worker) execute(ctx context.Context, inv *sortie.Invocation, rep Report
 	}
 	a.out = &sender{rep: rep, ctx: context.WithoutCancel(ctx), window: w.eventWindow()}
 	o, kmsRequests := w.run(ctx, a)
-	o = a.mask.outcome(o)
+	o, offloaded := w.storeResult(ctx, a.inv, a.mask.outcome(o))
 	if err := o.Validate(); err != nil {
 		o = errorOutcome(errTypeOutput, "invalid outcome: "+err.Error(), false)
 	}
-	o.Usage = &sortie.Usage{DurationMs: time.Since(claimed).Milliseconds(), KMSRequests: int64(kmsRequests)}
+	o.Usage = &sortie.Usage{DurationMs: time.Since(claimed).Milliseconds(), KMSRequests: int64(kmsRequests), OffloadedBytes: offloaded}
 	if a.call != nil && a.call.exit != nil {
 		return o, a, a.computeEnded(*a.call.exit)
 	}
@@ -254,6 +261,9 @@ func (w *Worker) run(ctx context.Context, a *attempt) (sortie.Outcome, int) {
 		return errorOutcome(sortie.ErrorTypeRejected, "no runtime "+a.inv.Agent.Runtime+" on this worker host", false), kmsRequests
 	}
 	if refused := w.checkModels(a.inv); refused != nil {
+		return *refused, kmsRequests
+	}
+	if refused := w.loadVariables(ctx, a); refused != nil {
 		return *refused, kmsRequests
 	}
 	steps, refused := a.loadSteps(ctx)

@@ -150,6 +150,17 @@ type Config struct {
 	// default table, or a deployment's table with its overrides.
 	// Optional; defaults to pricing.Default().
 	Prices *pricing.Table
+	// PayloadBucket is the gocloud.dev/blob URL of the bucket that keeps
+	// payloads over their inline limits (variables over
+	// sortie.MaxVariablesBytes, results over sortie.MaxResultBytes), for
+	// example "s3://BUCKET?region=eu-west-1". Optional; defaults to
+	// StateDir/payloads ([PayloadDir]). Only a host whose attempts run on
+	// local workers keeps payloads; on others such a submission is refused
+	// naming the inline limit.
+	PayloadBucket string
+	// PayloadLimits are the payload store's per-payload and per-run
+	// maxima, in bytes. Optional; default 100 MiB and 256 MiB.
+	PayloadLimits sortie.PayloadLimits
 	// API makes the host a server: [New] builds the HTTP API, A2A, push
 	// delivery and worker callbacks, and [Host.Serve] serves them.
 	// Optional; without it the host only runs the engine.
@@ -292,6 +303,9 @@ func (c *Config) Validate() error {
 		return err
 	}
 	if err := c.checkConfigRefs(); err != nil {
+		return err
+	}
+	if err := c.validatePayloads(); err != nil {
 		return err
 	}
 	return c.API.validate(c)

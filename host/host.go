@@ -1,6 +1,8 @@
 package host
 
 import (
+	"gocloud.dev/blob"
+
 	"context"
 	"errors"
 	"fmt"
@@ -56,15 +58,16 @@ type Host struct {
 	aws *awshost.Host // on DynamoDB
 	// watcher wakes followers of runs other processes change, from the
 	// DynamoDB table's stream; nil without one.
-	watcher *dynamostream.Watcher
-	gcp     *gcphost.Host // launching on Cloud Run or sealing with Cloud KMS
-	engine  *sortie.Engine
-	client  *sortie.Client
-	keys    *callback.Keyring
-	issuer  *callback.Issuer
-	api     *api
-	worker  *functions.Worker // of the local launcher, with its pools
-	local   *local.Launcher   // the warm workers' launcher
+	watcher  *dynamostream.Watcher
+	gcp      *gcphost.Host // launching on Cloud Run or sealing with Cloud KMS
+	engine   *sortie.Engine
+	client   *sortie.Client
+	keys     *callback.Keyring
+	issuer   *callback.Issuer
+	api      *api
+	worker   *functions.Worker // of the local launcher, with its pools
+	local    *local.Launcher   // the warm workers' launcher
+	payloads *blob.Bucket      // of the engine's payload store; nil without one
 }
 
 // New builds the host of cfg: it opens the control plane (creating
@@ -124,6 +127,10 @@ func (h *Host) openEngine(ctx context.Context) error {
 		return err
 	}
 	if err := h.openGCP(ctx, &opts); err != nil {
+		h.closeParts()
+		return err
+	}
+	if err := h.openPayloads(ctx, &opts); err != nil {
 		h.closeParts()
 		return err
 	}
@@ -288,6 +295,9 @@ func (h *Host) closeParts() error {
 	var err error
 	if h.gcp != nil {
 		err = h.gcp.Close()
+	}
+	if h.payloads != nil {
+		err = errors.Join(err, h.payloads.Close())
 	}
 	if h.cp != nil {
 		err = errors.Join(h.cp.Close(), err)

@@ -112,6 +112,7 @@ func (h *Host) workerEnv() ([]string, error) {
 	if len(h.cfg.AllowConnections) > 0 {
 		env = append(env, functions.EnvAllowConnections+"="+strings.Join(h.cfg.AllowConnections, ","))
 	}
+	env = append(env, h.cfg.payloadEnv()...)
 	env = append(env, h.cfg.Prices.Env()) // budgets are enforced with the host's table
 	refsEnv, err := h.cfg.configRefsEnv()
 	if err != nil {
@@ -156,6 +157,9 @@ func NewWorker(cfg Config) (*functions.Worker, error) {
 		return nil, err
 	}
 	w.ConfigRefs = refs
+	if w.Payloads, err = workerPayloads(cfg); err != nil {
+		return nil, err
+	}
 	opener, err := localOpener(cfg)
 	if err != nil {
 		return nil, err

@@ -13,13 +13,14 @@ import (
 	"github.com/sortie-run/sortie/internal/strictjson"
 )
 
-// Request body limits, bytes. A submission holds at most
-// sortie.MaxVariablesBytes of variables and sortie.MaxConfigBytes of
+// Request body limits, bytes. A submission holds at most the engine's
+// variables limit (sortie.MaxVariablesBytes, or its payload store's
+// per-payload maximum; see maxSubmitBytes) and sortie.MaxConfigBytes of
 // configuration, plus the small fields.
 const (
-	maxSubmitBytes = sortie.MaxVariablesBytes + sortie.MaxConfigBytes + 16<<10
-	maxResumeBytes = sortie.MaxVariablesBytes + 1<<10
-	maxSmallBytes  = 16 << 10
+	submitOverheadBytes = sortie.MaxConfigBytes + 16<<10
+	maxResumeBytes      = sortie.MaxVariablesBytes + 1<<10
+	maxSmallBytes       = 16 << 10
 )
 
 //go:embed schemas/*.json
@@ -66,4 +67,9 @@ func decode(s schemas, w http.ResponseWriter, r *http.Request, name string, limi
 		return sortie.Invalidf("body", "%v", err)
 	}
 	return nil
+}
+
+// maxSubmitBytes is the largest submission body the server reads.
+func (s *Server) maxSubmitBytes() int64 {
+	return int64(s.eng.MaxVariablesBytes()) + submitOverheadBytes
 }

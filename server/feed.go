@@ -119,7 +119,7 @@ func (h *hub) read(ctx context.Context, f *feed) {
 // the attempt ends, so a final run read first has all its events below),
 // and publishes them. done reports the feed is over.
 func (h *hub) readOnce(ctx context.Context, f *feed, tail *sortie.Cursor) (done bool, err error) {
-	run, err := h.eng.Get(ctx, f.id)
+	run, err := h.eng.GetStored(ctx, f.id) // a payload kept by reference stays there
 	if errors.Is(err, sortie.ErrNotFound) {
 		f.publish(nil, nil, false, err)
 		return true, nil

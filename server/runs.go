@@ -19,7 +19,7 @@ import (
 // than queued where the workers' heartbeats would wait behind them).
 func (s *Server) submit(w http.ResponseWriter, r *http.Request) {
 	var req sortie.SubmitRequest
-	if err := decode(s.schemas, w, r, "submit", maxSubmitBytes, &req); err != nil {
+	if err := decode(s.schemas, w, r, "submit", s.maxSubmitBytes(), &req); err != nil {
 		s.writeError(w, r, err)
 		return
 	}

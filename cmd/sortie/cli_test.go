@@ -133,8 +133,11 @@ func TestBadInput(t *testing.T) {
 		want string
 	}{
 		{[]string{"run", "probe", "--vars", "[1,2]"}, "--vars"},
-		{[]string{"run", "probe", "--vars-file", big}, "invalid variables"},
-		{[]string{"run", "probe", "--var", "text=" + strings.Repeat("x", 100_000), "--var", "more=" + strings.Repeat("y", 100_000), "--var", "last=" + strings.Repeat("z", 100_000)}, "invalid variables"},
+		// Over the payload store's per-payload limit (variables over
+		// sortie.MaxVariablesBytes are kept by reference up to it).
+		{[]string{"run", "probe", "--max-payload-bytes", "200000", "--vars-file", big}, "limit of 200000 bytes"},
+		{[]string{"run", "probe", "--max-payload-bytes", "200000", "--var", "text=" + strings.Repeat("x", 100_000), "--var", "more=" + strings.Repeat("y", 100_000), "--var", "last=" + strings.Repeat("z", 100_000)}, "limit of 200000 bytes"},
+		{[]string{"run", "probe", "--max-payload-bytes", "-1"}, "MaxPayloadBytes"},
 		{[]string{"run", "no-such-agent"}, "no agent named"},
 		{[]string{"run", "examples/no-such-dir"}, "agent.json"},
 		{[]string{"run", agentDir(t, `{"name":"probe","runtime":"go:probe"}}`)}, "agent.json: data after the JSON value at byte 37"},

@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -24,11 +25,14 @@ import (
 
 // globals are the flags every command takes.
 type globals struct {
-	stateDir  string
-	runtimes  string
-	jsonOut   bool
-	logLevel  string
-	inProcess bool
+	stateDir string
+	// payloadBucket and payloadLimits are the payload store's.
+	payloadBucket string
+	payloadLimits sortie.PayloadLimits
+	runtimes      string
+	jsonOut       bool
+	logLevel      string
+	inProcess     bool
 	// localWorkers is serve --local-workers: local workers on DynamoDB.
 	localWorkers bool
 	// processPerAttempt, workers, recycle: how local attempts run.
@@ -71,6 +75,9 @@ func (g *globals) register(root *cobra.Command) {
 	f.StringSliceVar(&g.configEnv, "config-env", envList(host.EnvConfigEnv), "turn inline configuration on: the variables it may set, comma-separated (env SORTIE_CONFIG_ENV); off when empty")
 	f.StringVar(&g.hostURL, "host", os.Getenv("SORTIE_HOST"), "talk to the sortie serve at this URL instead of the embedded engine (env SORTIE_HOST); its API token comes from SORTIE_TOKEN or --token-file")
 	f.StringVar(&g.tokenFile, "token-file", "", "file holding the API token for --host")
+	f.StringVar(&g.payloadBucket, "payload-bucket", os.Getenv(host.EnvPayloadBucket), "bucket URL keeping variables and results over their inline limits, e.g. s3://BUCKET?region=eu-west-1 (env SORTIE_PAYLOAD_BUCKET); default: payloads/ in --state-dir")
+	f.Int64Var(&g.payloadLimits.MaxPayloadBytes, "max-payload-bytes", envInt64(host.EnvMaxPayloadBytes), "largest variables object or result kept by reference, in bytes (env SORTIE_MAX_PAYLOAD_BYTES; 0: 100 MiB)")
+	f.Int64Var(&g.payloadLimits.MaxRunBytes, "max-run-payload-bytes", envInt64(host.EnvMaxRunPayloadBytes), "most bytes one run keeps by reference, all its payloads together (env SORTIE_MAX_RUN_PAYLOAD_BYTES; 0: 256 MiB)")
 	g.dest.register(f)
 	g.models.register(f)
 	g.authz.register(f)
@@ -94,6 +101,13 @@ func envOr(k, def string) string {
 		return v
 	}
 	return def
+}
+
+// envInt64 is the integer in variable k; 0 when unset or not a number
+// (Config.Validate refuses a negative one).
+func envInt64(k string) int64 {
+	n, _ := strconv.ParseInt(os.Getenv(k), 10, 64)
+	return n
 }
 
 // envList splits a comma-separated variable, skipping blank items.
@@ -159,7 +173,8 @@ func (g *globals) config(extra ...sortie.Manifest) (host.Config, error) {
 		LocalWorkers:   g.localWorkers,
 		WorkerLogLevel: g.workerLogLevel(), ConfigEnv: g.configEnv, Destinations: policy, ReconcileInterval: g.reconcile,
 		Prices: prices, API: g.api, Logger: g.logger(os.Stderr), WorkerPoolSize: g.workers, WorkerRecycleAfter: g.recycle,
-		ProcessPerAttempt: g.processPerAttempt || (!g.inProcess && g.outlivedByAttempts())}
+		ProcessPerAttempt: g.processPerAttempt || (!g.inProcess && g.outlivedByAttempts()),
+		PayloadBucket:     g.payloadBucket, PayloadLimits: g.payloadLimits}
 	if len(extra) > 0 {
 		cfg.Agents = builtin.Agents()
 		for _, m := range extra {

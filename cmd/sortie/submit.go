@@ -251,10 +251,15 @@ func usageArgs(check cobra.PositionalArgs) cobra.PositionalArgs {
 	}
 }
 
+// maxVarsFileBytes bounds what --vars-file reads; the engine refuses
+// variables over its own limit (sortie.MaxVariablesBytes, or its payload
+// store's per-payload maximum), naming it.
+const maxVarsFileBytes = 1 << 30
+
 // readVarsFile merges the JSON object in the operator's file (or stdin) into
 // vars.
 func readVarsFile(path string, vars map[string]json.RawMessage) error {
-	b, err := readLimited(path, sortie.MaxVariablesBytes)
+	b, err := readLimited(path, maxVarsFileBytes)
 	if err != nil {
 		return usagef("--vars-file: invalid variables: %v", err)
 	}

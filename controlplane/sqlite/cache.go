@@ -101,6 +101,7 @@ func copyRun(r *sortie.Run) *sortie.Run {
 	c.ConfigRefs = slices.Clone(r.ConfigRefs)
 	c.SealedConfig = bytes.Clone(r.SealedConfig)
 	c.Result = bytes.Clone(r.Result)
+	c.VariablesRef, c.ResultRef = clonePtr(r.VariablesRef), clonePtr(r.ResultRef)
 	c.ResumeInput = bytes.Clone(r.ResumeInput)
 	c.Error = clonePtr(r.Error)
 	c.Cost = copyCost(r.Cost)

@@ -4,6 +4,8 @@ package s3test
 
 import (
 	"context"
+	"errors"
+	"io"
 	"net"
 	"net/http"
 	"net/url"
@@ -11,6 +13,8 @@ import (
 
 	"github.com/johannesboyne/gofakes3"
 	"github.com/johannesboyne/gofakes3/backend/s3mem"
+	"gocloud.dev/blob"
+	_ "gocloud.dev/blob/s3blob" // BlobURL's driver
 )
 
 // Server is a running S3-protocol server.
@@ -45,4 +49,29 @@ func (s *Server) BlobURL() string {
 	q := url.Values{"endpoint": {s.Endpoint}, "region": {"us-east-1"}, "use_path_style": {"true"},
 		"hostname_immutable": {"true"}, "anonymous": {"true"}}
 	return "s3://" + s.Bucket + "?" + q.Encode()
+}
+
+// Objects returns every object of the bucket by key, read over the S3
+// protocol.
+func (s *Server) Objects(t testing.TB) map[string][]byte {
+	t.Helper()
+	ctx := context.Background()
+	b, err := blob.OpenBucket(ctx, s.BlobURL())
+	if err != nil {
+		t.Fatalf("s3test: open %s: %v", s.BlobURL(), err)
+	}
+	defer b.Close()
+	out := map[string][]byte{}
+	it := b.List(nil)
+	for {
+		o, err := it.Next(ctx)
+		if errors.Is(err, io.EOF) {
+			return out
+		} else if err != nil {
+			t.Fatalf("s3test: list: %v", err)
+		}
+		if out[o.Key], err = b.ReadAll(ctx, o.Key); err != nil {
+			t.Fatalf("s3test: read %s: %v", o.Key, err)
+		}
+	}
 }

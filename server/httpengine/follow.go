@@ -146,6 +146,14 @@ func (e *Engine) followOnce(ctx context.Context, id sortie.RunID, cur *sortie.Cu
 		if u.Event != nil {
 			*cur, progressed = u.Event.Cursor(), true
 		}
+		if u.Run != nil && (u.Run.VariablesRef != nil || u.Run.ResultRef != nil) {
+			// The stream carries payloads kept by reference as references.
+			if u.Run, err = e.Get(ctx, id); err != nil {
+				done = true
+				yield(sortie.Update{}, err)
+				return false
+			}
+		}
 		if !yield(u, nil) {
 			done = true
 		}

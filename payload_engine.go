@@ -1,0 +1,115 @@
+package sortie
+
+import (
+	"context"
+	"fmt"
+)
+
+// payloadVariables is the payload name of a run's variables.
+const payloadVariables = "variables"
+
+// ResultPayloadName is the payload name of attempt's result,
+// "result-ATTEMPT": each attempt writes its own object, so a late attempt
+// never replaces the result the run recorded.
+func ResultPayloadName(attempt int) string { return fmt.Sprintf("result-%d", attempt) }
+
+// variablesLimit is the largest variables object a submission may carry,
+// and what that limit is: the payload store's per-payload maximum, else
+// [MaxVariablesBytes].
+func (e *Engine) variablesLimit() (int, string) {
+	if e.opts.Payloads != nil {
+		return int(min(e.opts.Payloads.Limits().MaxPayloadBytes, 1<<30)), "the payload store's per-payload maximum"
+	}
+	return MaxVariablesBytes, "sortie.MaxVariablesBytes; this host has no payload store for larger ones"
+}
+
+// offloadVariables keeps run's variables in the payload store when they
+// are over [MaxVariablesBytes] or would take its invocation over the
+// launcher's limit, leaving a reference on the run. Without a store it
+// does nothing (checkBudget then refuses what the launcher cannot carry).
+func (e *Engine) offloadVariables(ctx context.Context, run *Run) error {
+	if e.opts.Payloads == nil || len(run.Variables) <= 2 {
+		return nil
+	}
+	if len(run.Variables) <= MaxVariablesBytes && e.checkBudget(run) == nil {
+		return nil
+	}
+	ref, err := e.opts.Payloads.Put(ctx, run.ID, run.Agent.Name, payloadVariables, "variables", run.Variables)
+	if err != nil {
+		return fmt.Errorf("submit: store the variables of run %s: %w", run.ID, err)
+	}
+	run.Variables, run.VariablesRef = nil, ref
+	return nil
+}
+
+// dropPayloads deletes what a submission stored for a run that was not
+// created (an idempotent repeat, a failed reservation).
+func (e *Engine) dropPayloads(ctx context.Context, run *Run) {
+	if e.opts.Payloads == nil || run.VariablesRef == nil {
+		return
+	}
+	if err := e.opts.Payloads.DeleteRun(context.WithoutCancel(ctx), run.ID); err != nil {
+		e.log.Warn("payloads of a run not created are left for the orphan sweep", "run", run.ID, "err", err)
+	}
+}
+
+// inlined fills in run's Variables and Result from the payload store when
+// the run keeps them there, so a client reads them as if inline; the
+// references stay on the run. Errors wrap [ErrPayloadIntegrity] for an
+// object that is not the one referenced.
+func (e *Engine) inlined(ctx context.Context, run *Run) (*Run, error) {
+	if run == nil || (run.VariablesRef == nil && run.ResultRef == nil) {
+		return run, nil
+	}
+	if e.opts.Payloads == nil {
+		return nil, fmt.Errorf("run %s keeps payloads in a store and this engine has none: %w", run.ID, ErrUnavailable)
+	}
+	var err error
+	if run.VariablesRef != nil && len(run.Variables) == 0 {
+		if run.Variables, err = e.opts.Payloads.Get(ctx, run.ID, run.Agent.Name, run.VariablesRef); err != nil {
+			return nil, fmt.Errorf("read the variables of run %s: %w", run.ID, err)
+		}
+	}
+	if run.ResultRef != nil && len(run.Result) == 0 {
+		if run.Result, err = e.opts.Payloads.Get(ctx, run.ID, run.Agent.Name, run.ResultRef); err != nil {
+			return nil, fmt.Errorf("read the result of run %s: %w", run.ID, err)
+		}
+	}
+	return run, nil
+}
+
+// GetStored is [Engine.Get] without reading payloads back: a run that
+// keeps its variables or result in the payload store has only the
+// references ([Run.VariablesRef], [Run.ResultRef]). Followers that only
+// watch a run's state use it.
+func (e *Engine) GetStored(ctx context.Context, id RunID) (*Run, error) {
+	if err := id.Validate(); err != nil {
+		return nil, err
+	}
+	run, err := e.cp.Get(ctx, id)
+	return e.priced(run), err
+}
+
+// MaxVariablesBytes is the largest variables object the engine takes in a
+// submission: its payload store's per-payload maximum, else
+// [MaxVariablesBytes].
+func (e *Engine) MaxVariablesBytes() int {
+	n, _ := e.variablesLimit()
+	return n
+}
+
+// Stored returns run as its record keeps it: without the payloads
+// [Engine.Get] read back (their references stay).
+func Stored(run *Run) *Run {
+	if run == nil || (run.VariablesRef == nil && run.ResultRef == nil) {
+		return run
+	}
+	c := *run
+	if c.VariablesRef != nil {
+		c.Variables = nil
+	}
+	if c.ResultRef != nil {
+		c.Result = nil
+	}
+	return &c
+}
