@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"regexp"
+	"time"
 )
 
 // Defaults of [PayloadLimits].
@@ -96,6 +97,12 @@ type PayloadStore interface {
 	Get(ctx context.Context, run RunID, agent string, ref *PayloadRef) ([]byte, error)
 	// DeleteRun deletes every object of run; none is success.
 	DeleteRun(ctx context.Context, run RunID) error
+	// Sweep deletes the objects of the runs created before createdBefore
+	// (the time in the run ID) for which keep reports false (runs the
+	// control plane does not hold: a submission that failed after
+	// storing its variables, a run deleted or expired), and returns how
+	// many runs it swept.
+	Sweep(ctx context.Context, keep func(context.Context, RunID) (bool, error), createdBefore time.Time) (int, error)
 	// Limits returns the store's limits, defaults applied.
 	Limits() PayloadLimits
 }

@@ -2,7 +2,9 @@ package sortie
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"time"
 )
 
 // payloadVariables is the payload name of a run's variables.
@@ -112,4 +114,23 @@ func Stored(run *Run) *Run {
 		c.Result = nil
 	}
 	return &c
+}
+
+// SweepPayloads deletes the payload objects of runs the control plane
+// does not hold that were created more than minAge ago (a submission that
+// failed after storing its variables, a run deleted or expired), and
+// returns how many runs it swept. Without a payload store it does
+// nothing.
+func (e *Engine) SweepPayloads(ctx context.Context, minAge time.Duration) (int, error) {
+	if e.opts.Payloads == nil {
+		return 0, nil
+	}
+	held := func(ctx context.Context, id RunID) (bool, error) {
+		_, err := e.cp.Get(ctx, id)
+		if errors.Is(err, ErrNotFound) {
+			return false, nil
+		}
+		return err == nil, err
+	}
+	return e.opts.Payloads.Sweep(ctx, held, e.now().Add(-minAge))
 }

@@ -273,8 +273,12 @@ func (h *Host) CallbackURL() string {
 }
 
 // RunReconciler retries or fails runs whose lease expired, every
-// Config.ReconcileInterval, until ctx ends.
+// Config.ReconcileInterval, and sweeps orphaned payload objects every 10
+// minutes, until ctx ends.
 func (h *Host) RunReconciler(ctx context.Context) {
+	if h.payloads != nil {
+		go h.sweepPayloads(ctx)
+	}
 	h.engine.RunReconciler(ctx, h.cfg.ReconcileInterval)
 }
 

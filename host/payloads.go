@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"sync"
+	"time"
 
 	"gocloud.dev/blob"
 
@@ -144,3 +145,28 @@ func (c *Config) validatePayloads() error {
 // payloadCeiling is the largest per-payload limit a host takes (1 GiB,
 // the large envelope's limit).
 const payloadCeiling = 1 << 30
+
+// Payload sweeps: every payloadSweepInterval, the objects of runs older
+// than payloadSweepMinAge that the control plane does not hold go.
+const (
+	payloadSweepInterval = 10 * time.Minute
+	payloadSweepMinAge   = time.Hour
+)
+
+// sweepPayloads sweeps the payload store until ctx ends.
+func (h *Host) sweepPayloads(ctx context.Context) {
+	t := time.NewTicker(payloadSweepInterval)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		if n, err := h.engine.SweepPayloads(ctx, payloadSweepMinAge); err != nil {
+			h.log.Warn("payload sweep", "err", err)
+		} else if n > 0 {
+			h.log.Info("payload sweep: deleted the objects of runs the control plane does not hold", "runs", n)
+		}
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -203,4 +204,34 @@ func listKeys(t *testing.T, b *blob.Bucket) []string {
 		}
 	}
 	return keys
+}
+
+// Sweep deletes the objects of old runs the control plane does not hold,
+// and keeps those of held runs and of young ones (a submission in flight).
+func TestSweep(t *testing.T) {
+	stores(t, nil, func(t *testing.T, f fixture) {
+		now := testTime.Add(time.Hour)
+		held, orphan, young := sortie.NewRunID(testTime), sortie.NewRunID(testTime), sortie.NewRunID(now.Add(-time.Minute))
+		for _, r := range []sortie.RunID{held, orphan, young} {
+			if _, err := f.store.Put(bg, r, "probe", "variables", "variables", []byte(`{}`)); err != nil {
+				t.Fatalf("Put(%s) = %v", r, err)
+			}
+		}
+		asked := map[sortie.RunID]bool{}
+		keep := func(_ context.Context, id sortie.RunID) (bool, error) {
+			asked[id] = true
+			return id == held, nil
+		}
+		n, err := f.store.Sweep(bg, keep, now.Add(-10*time.Minute))
+		if err != nil || n != 1 {
+			t.Fatalf("Sweep = %d, %v; want 1 run swept", n, err)
+		}
+		if asked[young] || !asked[held] || !asked[orphan] {
+			t.Errorf("Sweep asked about %v; want the two old runs only", asked)
+		}
+		keys := listKeys(t, f.bucket)
+		if len(keys) != 2 || slices.Contains(keys, payload.Key(orphan, "variables")) {
+			t.Errorf("after Sweep the bucket holds %q, want the held and the young run's objects", keys)
+		}
+	})
 }
