@@ -89,7 +89,11 @@ func (e *Engine) GetStored(ctx context.Context, id RunID) (*Run, error) {
 		return nil, err
 	}
 	run, err := e.cp.Get(ctx, id)
-	return e.priced(run), err
+	if err != nil {
+		return nil, err
+	}
+	e.queuePosition(ctx, run)
+	return e.priced(run), nil
 }
 
 // MaxVariablesBytes is the largest variables object the engine takes in a
