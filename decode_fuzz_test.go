@@ -45,6 +45,8 @@ func FuzzDecodeMessage(f *testing.F) {
 		`{"event":{"kind":"k","data":null}}`,
 		`{"result":{"output":{"words":3,"top":[["a",1]]}}}`,
 		`{"result":{}}`,
+		`{"result":{"output_ref":{"store":"file","key":"runs/01JD0000000000000000000000/result-1","size":5,"sha256":"abababababababababababababababababababababababababababababababab"}}}`,
+		`{"result":{"output":1,"output_ref":{"store":"file","key":"runs/01JD0000000000000000000000/result-1","size":5,"sha256":"abababababababababababababababababababababababababababababababab"}}}`,
 		`{"error":{"type":"exit","message":"exit status 3","retryable":true}}`,
 		`{"interrupt":{"state":"input-required","prompt":"p","checkpoint":{"step":1}}}`,
 		`{"event":{"kind":"a"},"result":{"output":1}}`,
@@ -88,6 +90,7 @@ func FuzzDecodeInvocation(f *testing.F) {
 		`{"version":"sortie.invocation/v1","run_id":"01JD0000000000000000000000","attempt":1,"launch_id":"l","agent":{"name":"a","runtime":"go:a"},"config_refs":[],"resume":{},"deadline_ms":1,"heartbeat_ms":1,"lease_ms":1,"report":{"mode":"control-plane"}}`,
 		`{"version":"sortie.invocation/v1","run_id":"01JD0000000000000000000000","attempt":2,"launch_id":"l","agent":{"name":"a","runtime":"go:a"},"steps":[{"name":"s","attempt":1,"status":"completed","result":[1],"started_ms":1,"duration_ms":2,"tries":1,"recorded_ms":3},{"name":"t","attempt":1,"status":"completed","sealed":{"v":1},"started_ms":1,"duration_ms":0}],"deadline_ms":1,"heartbeat_ms":1,"lease_ms":1,"report":{"mode":"control-plane"}}`,
 		`{"version":"sortie.invocation/v1","run_id":"01JD0000000000000000000000","attempt":2,"launch_id":"l","agent":{"name":"a","runtime":"go:a"},"steps_ref":{"count":3,"bytes":100},"deadline_ms":1,"heartbeat_ms":1,"lease_ms":1,"report":{"mode":"control-plane"}}`,
+		`{"version":"sortie.invocation/v1","run_id":"01JD0000000000000000000000","attempt":1,"launch_id":"l","agent":{"name":"a","runtime":"go:a"},"variables_ref":{"store":"file","key":"runs/01JD0000000000000000000000/variables","size":5,"sha256":"abababababababababababababababababababababababababababababababab"},"deadline_ms":1,"heartbeat_ms":1,"lease_ms":1,"report":{"mode":"control-plane"}}`,
 	} {
 		f.Add([]byte(s))
 	}
