@@ -58,8 +58,9 @@ func (l *burstLauncher) fail(err error) {
 	l.errs = append(l.errs, err)
 }
 
-// testBurstThroughEngine: an engine submits 200 runs of an agent with a
-// concurrency limit of 5 in a burst; workers hold their attempts until
+// testBurstThroughEngine: an engine (two engines on two handles, taking
+// turns, when the store is shared: two hosts) submits 200 runs of an
+// agent with a concurrency limit of 5 in a burst; workers hold their attempts until
 // the burst is in. At no time do more than 5 workers hold claimed
 // attempts (counted by the workers) or the control plane count more than
 // 5 slots taken (sampled); the last run waits at position 194 (one of the
@@ -74,16 +75,23 @@ func testBurstThroughEngine(t *testing.T, f *fixture) {
 	policy := sortie.Policy{HeartbeatMs: 100_000, LeaseMs: 600_000, StartTimeoutMs: 600_000}
 	must(t, "Agents.Add", agents.Add(sortie.Manifest{Name: "burst", Runtime: "go:probe", Policy: policy,
 		Concurrency: &sortie.Concurrency{Limit: limit}}))
-	e := sortie.NewEngine(f.cp, l, agents, nil)
-	defer e.Close()
+	engines := []*sortie.Engine{sortie.NewEngine(f.cp, l, agents, nil)}
+	if f.h.SharedAcrossProcesses() { // a second host on its own handle
+		engines = append(engines, sortie.NewEngine(f.h.MakePeer(f.ctx, t, f.cp), l, agents, nil))
+	}
+	e := engines[0]
 	ctx, stop := context.WithCancel(f.ctx)
 	defer stop()
-	go e.RunReconciler(ctx, 200*time.Millisecond)
+	for _, e := range engines {
+		defer e.Close()
+		go e.RunReconciler(ctx, 200*time.Millisecond)
+	}
 	sampled := f.sampleSlots(ctx, "burst")
 
+	began := time.Now()
 	ids := make([]sortie.RunID, n)
 	for i := range n {
-		run, err := e.Submit(f.ctx, &sortie.SubmitRequest{Agent: "burst"})
+		run, err := engines[i%len(engines)].Submit(f.ctx, &sortie.SubmitRequest{Agent: "burst"})
 		must(t, fmt.Sprintf("Submit #%d", i), err)
 		ids[i] = run.ID
 	}
@@ -105,9 +113,12 @@ func testBurstThroughEngine(t *testing.T, f *fixture) {
 	if m := l.maxLive.Load(); m > limit || m < limit {
 		t.Errorf("workers holding claimed attempts at once: at most %d, want exactly the limit %d", m, limit)
 	}
-	if m := <-sampled; m > limit {
+	m := <-sampled
+	if m > limit {
 		t.Errorf("Queues() sampled %d slots taken, over the limit %d", m, limit)
 	}
+	t.Logf("%d runs through %d engines in %s: at most %d attempts claimed at once, %d slots taken sampled (limit %d)",
+		n, len(engines), time.Since(began).Round(time.Millisecond), l.maxLive.Load(), m, limit)
 	f.checkBurst(l, ids, cancelled)
 }
 
