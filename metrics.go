@@ -22,6 +22,12 @@ const (
 	// seconds (a histogram): the compute service accepting the attempt,
 	// or, for launchers that run the attempt inside Start, the attempt.
 	MetricLaunchDuration = "sortie.launch.duration"
+	// MetricReconcilerLag is how late the reconciler took up a run that
+	// was due (its lease expired, or its retry's backoff ended), in
+	// seconds (a histogram), by the attribute sortie.reconcile.kind:
+	// "due" (launch the next attempt), "unclaimed" (a launch nobody
+	// claimed) or "claimed" (a worker stopped heartbeating).
+	MetricReconcilerLag = "sortie.reconciler.lag"
 )
 
 // MeterName is the instrumentation scope of the engine's metrics.
@@ -33,8 +39,14 @@ var (
 		metric.WithDescription("Runs created by submissions"), metric.WithUnit("{run}")))
 	launchDuration = mustInstrument(engineMeter.Float64Histogram(MetricLaunchDuration,
 		metric.WithDescription("Duration of the launcher's Start of an attempt"), metric.WithUnit("s"),
-		metric.WithExplicitBucketBoundaries(0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60)))
+		metric.WithExplicitBucketBoundaries(secondsBuckets...)))
+	reconcilerLag = mustInstrument(engineMeter.Float64Histogram(MetricReconcilerLag,
+		metric.WithDescription("How late the reconciler took up a due run"), metric.WithUnit("s"),
+		metric.WithExplicitBucketBoundaries(secondsBuckets...)))
 )
+
+// secondsBuckets are the histograms' bucket boundaries, in seconds.
+var secondsBuckets = []float64{0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60}
 
 // mustInstrument returns an instrument; the API's only error is for an invalid
 // name, which the constants above are not.
@@ -57,4 +69,14 @@ func recordLaunch(ctx context.Context, inv *Invocation, began time.Time, err err
 		attrs = append(attrs, attribute.String("error.type", "launch"))
 	}
 	launchDuration.Record(context.WithoutCancel(ctx), time.Since(began).Seconds(), metric.WithAttributes(attrs...))
+}
+
+// recordLag records how late the reconciler took up run (due at its
+// LeaseExpiresMs) at nowMs.
+func recordLag(ctx context.Context, run *Run, kind string, nowMs int64) {
+	if run.LeaseExpiresMs == 0 || nowMs < run.LeaseExpiresMs {
+		return
+	}
+	reconcilerLag.Record(context.WithoutCancel(ctx), float64(nowMs-run.LeaseExpiresMs)/1000,
+		metric.WithAttributes(attribute.String("sortie.reconcile.kind", kind)))
 }

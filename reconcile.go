@@ -88,10 +88,13 @@ func (e *Engine) reconcileRun(ctx context.Context, run *Run, grace bool) (bool, 
 	cur := run.Current()
 	switch {
 	case cur == nil || cur.Ended():
+		recordLag(ctx, run, "due", e.nowMs())
 		return e.reconcileDue(ctx, run)
 	case !cur.Claimed():
+		recordLag(ctx, run, "unclaimed", e.nowMs())
 		return e.reconcileUnclaimed(ctx, run, cur)
 	}
+	recordLag(ctx, run, "claimed", e.nowMs())
 	return e.reconcileClaimed(ctx, run, cur, grace)
 }
 

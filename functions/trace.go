@@ -91,14 +91,20 @@ func failSpan(span trace.Span, err error) {
 }
 
 // claim claims the attempt, when traced under a "sortie.claim" span.
+// A refused claim is counted ([MetricClaimsRefused]).
 func claim(ctx context.Context, rep Reporter, traced bool) error {
 	if !traced {
-		return rep.Claim(ctx)
+		err := rep.Claim(ctx)
+		if err != nil {
+			countRefusedClaim(ctx, err)
+		}
+		return err
 	}
 	ctx, span := tracer().Start(ctx, "sortie.claim")
 	defer span.End()
 	err := rep.Claim(ctx)
 	if err != nil {
+		countRefusedClaim(ctx, err)
 		failSpan(span, err)
 	}
 	return err

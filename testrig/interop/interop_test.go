@@ -177,6 +177,25 @@ func (h *host) get(t *testing.T, path string, v any) {
 	}
 }
 
+// post POSTs the JSON body to path of the host's API and returns the
+// created resource's ID.
+func (h *host) post(t *testing.T, path, body string) string {
+	t.Helper()
+	req, _ := http.NewRequest(http.MethodPost, h.url+path, strings.NewReader(body))
+	req.Header.Set("Authorization", "Bearer "+token)
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatalf("POST %s: %v", path, err)
+	}
+	defer resp.Body.Close()
+	var out struct{ ID string }
+	if resp.StatusCode != http.StatusCreated || json.NewDecoder(resp.Body).Decode(&out) != nil {
+		t.Fatalf("POST %s = %d, want 201 with an id", path, resp.StatusCode)
+	}
+	return out.ID
+}
+
 // webhookSecret reads the host's primary webhook signing secret.
 func (h *host) webhookSecret(t *testing.T) string {
 	t.Helper()

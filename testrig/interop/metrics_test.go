@@ -64,9 +64,10 @@ func hasLabels(m *dto.Metric, want map[string]string) bool {
 }
 
 // checkMetrics scrapes the host after the clients ran at least runs runs:
-// the engine's submissions and launches, the webhook deliveries (the
-// receiver's refusals and its acceptances) and the HTTP server's requests
-// are counted, and /metrics refuses a request without the token.
+// the engine's submissions and launches (one a retry, which the
+// reconciler took up), the webhook deliveries (the receiver's refusals
+// and its acceptances) and the HTTP server's requests are counted, and
+// /metrics refuses a request without the token.
 func (h *host) checkMetrics(t *testing.T, runs int) {
 	resp, err := http.Get(h.url + "/metrics")
 	if err != nil {
@@ -84,6 +85,8 @@ func (h *host) checkMetrics(t *testing.T, runs int) {
 	}{
 		{"sortie_runs_submitted_total", map[string]string{"sortie_agent": "probe"}, float64(runs)},
 		{"sortie_launch_duration_seconds", map[string]string{"sortie_agent": "probe", "sortie_attempt_retry": "false"}, float64(runs)},
+		{"sortie_launch_duration_seconds", map[string]string{"sortie_agent": "probe", "sortie_attempt_retry": "true"}, 1},
+		{"sortie_reconciler_lag_seconds", map[string]string{"sortie_reconcile_kind": "due"}, 1},
 		{"sortie_push_deliveries_total", map[string]string{"outcome": "delivered"}, 2},
 		{"sortie_push_deliveries_total", map[string]string{"outcome": "failed"}, 2},
 		{"http_server_request_duration_seconds", map[string]string{"http_route": "/a2a"}, 1},

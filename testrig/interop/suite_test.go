@@ -3,8 +3,11 @@ package interop
 import (
 	"net/url"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/sortie-run/sortie/internal/testwait"
 )
 
 // run is the part of GET /v1/runs/{id} the suite checks.
@@ -98,6 +101,14 @@ func TestThirdPartyClients(t *testing.T) {
 			t.Errorf("runs of CloudEvents %v, want binary and structured", got.Runs)
 		}
 		ran += 2
+	})
+	t.Run("retry", func(t *testing.T) {
+		// A run whose first attempt fails retryably: the reconciler
+		// launches attempt 2 after the backoff.
+		id := h.post(t, "/v1/runs", `{"agent": "probe", "variables": {"events": 0, "fail": "once", "retryable": true, "fail_attempts": 1},
+			"policy": {"backoff_ms": 10, "backoff_max_ms": 10}}`)
+		testwait.Until(t, "the retried run to complete", time.Minute, func() bool { return h.run(t, id).State == "completed" })
+		ran++
 	})
 	t.Run("metrics", func(t *testing.T) { h.checkMetrics(t, ran) })
 }
