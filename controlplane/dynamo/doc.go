@@ -16,6 +16,9 @@
 //	push config         RUN#<id>                 PUSH#<config id>         u, kid, fmt, stk, cm, dv, fl, le, pd, pp
 //	agent registry      CTL#agents               A#<agent>                (none)
 //	lease watermarks    CTL#lease                CTL                      w<partition> (Unix ms)
+//	queued run          CTL#Q#<concurrency key>  Q#<run id>               rid
+//	concurrency counts  CTL#LIMITS#<shard>       <concurrency key>        sa (runs holding slots), sq (queued)
+//	agent spend         CTL#SPEND#<agent>        W#<period ms>#<start ms> ns (nano-dollars), ttl (s)
 //
 // The body b is the run as JSON, compressed with DEFLATE, next to the
 // capacity recorded for the run and the last event seq of each ended
@@ -26,6 +29,13 @@
 // exception is ttl, the record's expiry rounded up to Unix seconds because
 // DynamoDB's TTL requires seconds; no code compares it. [KeyPrefixes]
 // lists the partition key prefixes, for IAM's dynamodb:LeadingKeys.
+//
+// Concurrency limits and agents' budgets are control items: a queued run
+// is reserved with its queue item and its key's count in one
+// TransactWriteItems; its admission updates the run, takes a slot
+// (conditional on fewer than the limit) and deletes the queue item in
+// another; the write that ends a run gives its slot back and adds its
+// cost to its agent's spend in the run's own transaction.
 //
 // A durable step is its own item, written with a count of the run's steps
 // and their bytes on the run item (sn, sb) in one TransactWriteItems

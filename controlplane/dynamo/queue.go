@@ -14,9 +14,10 @@ import (
 	"github.com/sortie-run/sortie/controlplane"
 )
 
-// Concurrency limits: a queued run has a queue item, QUEUE#<key> /
+// Concurrency limits: a queued run has a queue item, CTL#Q#<key> /
 // Q#<run ID> (so one Query reads a key's queue in run ID order), and
-// each key a counter item, LIMITS#<shard> / <key>, counting the runs
+// each key a counter item, CTL#LIMITS#<shard> / <key> (control items:
+// under the CTL# prefix of [KeyPrefixes]), counting the runs
 // holding slots ([AttrActive]) and queued ([AttrWaiting]); the shards
 // let one Query per shard find the keys with runs waiting. A queued run
 // is reserved with its queue item and a count in one TransactWriteItems;
@@ -26,14 +27,17 @@ import (
 // the same transaction as the run.
 const (
 	queuePrefix  = "Q#"
-	limitsPrefix = "LIMITS#"
+	limitsPrefix = "CTL#LIMITS#"
 	AttrActive   = "sa" // N: counter item: runs of the key holding slots
 	AttrWaiting  = "sq" // N: counter item: runs of the key queued
 )
 
 func queueKey(key string, id sortie.RunID) item {
-	return keyOf("QUEUE#"+key, queuePrefix+string(id))
+	return keyOf(queuePK(key), queuePrefix+string(id))
 }
+
+// queuePK is the partition of key's queue items.
+func queuePK(key string) string { return "CTL#Q#" + key }
 
 // limitsShard is the counter partition of key: FNV-1a modulo [IndexShards].
 func limitsShard(key string) string {
@@ -175,7 +179,7 @@ func (c *ControlPlane) Queued(ctx context.Context, key string, limit int) ([]*so
 		TableName: aws.String(c.table), ConsistentRead: aws.Bool(true), Limit: aws.Int32(int32(min(limit, 100))),
 		KeyConditionExpression:    aws.String("#pk = :pk AND begins_with(#sk, :q)"),
 		ExpressionAttributeNames:  map[string]string{"#pk": AttrPK, "#sk": AttrSK},
-		ExpressionAttributeValues: item{":pk": attrS("QUEUE#" + key), ":q": attrS(queuePrefix)},
+		ExpressionAttributeValues: item{":pk": attrS(queuePK(key)), ":q": attrS(queuePrefix)},
 		ReturnConsumedCapacity:    types.ReturnConsumedCapacityIndexes,
 	})
 	if err != nil {
@@ -204,7 +208,7 @@ func (c *ControlPlane) QueuePosition(ctx context.Context, key string, id sortie.
 		TableName: aws.String(c.table), ConsistentRead: aws.Bool(true), Select: types.SelectCount,
 		KeyConditionExpression:    aws.String("#pk = :pk AND #sk BETWEEN :lo AND :hi"),
 		ExpressionAttributeNames:  map[string]string{"#pk": AttrPK, "#sk": AttrSK},
-		ExpressionAttributeValues: item{":pk": attrS("QUEUE#" + key), ":lo": attrS(queuePrefix), ":hi": attrS(queuePrefix + string(id))},
+		ExpressionAttributeValues: item{":pk": attrS(queuePK(key)), ":lo": attrS(queuePrefix), ":hi": attrS(queuePrefix + string(id))},
 		ReturnConsumedCapacity:    types.ReturnConsumedCapacityIndexes,
 	})
 	n := 0

@@ -49,7 +49,8 @@ const (
 // KeyPrefixes are the beginnings of every partition key this package
 // writes: runs with their events and push configurations, idempotency
 // records (UTF-8 and hex forms), control items (the agent registry, the
-// lease watermarks) and the [ReplayCache]'s message IDs. A policy's dynamodb:LeadingKeys condition names
+// lease watermarks, concurrency queues and counts, agents' spend) and the
+// [ReplayCache]'s message IDs. A policy's dynamodb:LeadingKeys condition names
 // them; terraform's is checked against this list.
 var KeyPrefixes = []string{"RUN#", "IDEM#", "IDEMX#", "CTL#", replayPK}
 

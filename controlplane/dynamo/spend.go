@@ -12,7 +12,7 @@ import (
 )
 
 // Agents' budgets ([sortie.AgentBudget]): one spend item per agent and
-// window, SPEND#<agent> / W#<period ms>#<start ms>, whose [AttrSpent] the
+// window, CTL#SPEND#<agent> / W#<period ms>#<start ms>, whose [AttrSpent] the
 // write that ends a run of the agent adds its cost to (in the same
 // TransactWriteItems as the run); its TTL is two periods after the
 // window's end. A reservation with a spend limit reads it strongly
@@ -20,7 +20,7 @@ import (
 const AttrSpent = "ns" // N: spend item: nano-dollars spent in the window
 
 func spendKey(w sortie.SpendWindow) item {
-	return keyOf("SPEND#"+w.Agent, fmt.Sprintf("W#%d#%d", w.PeriodMs, w.StartMs))
+	return keyOf("CTL#SPEND#"+w.Agent, fmt.Sprintf("W#%d#%d", w.PeriodMs, w.StartMs))
 }
 
 // spendItems is the transaction item that adds sc to its window, none
