@@ -31,6 +31,8 @@ type Call struct {
 	steps  *journal // the run's durable steps
 	models *sortie.ModelPolicy
 	hooks  authHooks
+	// webhooks runs webhook steps; nil when the worker has none.
+	webhooks *webhookRunner
 	// authIDs numbers the attempt's authorize questions.
 	authIDs atomic.Int64
 	// abandoned is set when the worker reported the attempt without the

@@ -60,6 +60,19 @@
 // runtime records before it reads their next line (a session worker waits
 // for the answering [SessionStep] frame).
 //
+// Host policies: [Call.Model] resolves the run's model profiles through
+// the worker's [sortie.ModelPolicy] ([Worker.Models]; a run outside it is
+// rejected before its handler starts); [Call.AuthorizeTool] and
+// [Call.Connect] ask the host's [Worker.AuthorizeTool] and
+// [Worker.AuthorizeConnection] hooks (none by default: everything is
+// refused), on the launching host for a session worker (the authorize
+// message, [sortie.AuthorizeRequest], and the [SessionAuthorize] frame),
+// and report each decision as an event without arguments; [Call.Webhook]
+// runs a webhook step through the [Worker.Webhooks] executor (none by
+// default), its destination policy and its signer. Refusals match
+// sortie.ErrRefused, and a handler returning one fails the run with
+// error type "refused", not retryable.
+//
 // Masking: every configuration value the attempt opened (inline and
 // referenced), in its plain, base64, base64url and hex forms, is replaced
 // by "[REDACTED:NAME]" in the attempt's events, step results, outcome and

@@ -27,6 +27,10 @@ const (
 	errTypeClaimLost = "claim_lost"
 	// errTypeProtocol is an exec worker that wrote an invalid message.
 	errTypeProtocol = "protocol"
+	// errTypeRefused is a handler error matching sortie.ErrRefused (a
+	// model, tool call, connection or webhook step the host's policy
+	// refused): trying again would be refused again.
+	errTypeRefused = "refused"
 	// errTypeExit is an exec worker that exited without a terminal message.
 	errTypeExit = "exit"
 )
@@ -91,6 +95,8 @@ func outcomeOf(out any, err error) sortie.Outcome {
 		return sortie.Outcome{Error: em}
 	case errors.Is(err, sortie.ErrInvalidArgument):
 		return errorOutcome(errTypeInvalid, err.Error(), false)
+	case errors.Is(err, sortie.ErrRefused):
+		return errorOutcome(errTypeRefused, err.Error(), false)
 	case errors.As(err, &pe):
 		return errorOutcome(errTypeError, err.Error(), false)
 	}

@@ -41,7 +41,8 @@ type StepOptions struct {
 	Backoff, MaxBackoff time.Duration
 	// Retryable reports whether a failure may be tried again. Optional;
 	// defaults to every error but those of [Permanent], [Rejected] and
-	// [Interrupt], those matching sortie.ErrInvalidArgument, and the
+	// [Interrupt], those matching sortie.ErrInvalidArgument or
+	// sortie.ErrRefused, and the
 	// context's end.
 	Retryable func(error) bool
 	// Secret keeps the result out of the control plane's clear text: the
@@ -75,7 +76,7 @@ func retryableStepError(err error) bool {
 		ie *interruptError
 	)
 	return !errors.As(err, &pe) && !errors.As(err, &re) && !errors.As(err, &ie) &&
-		!errors.Is(err, sortie.ErrInvalidArgument) && !errors.Is(err, context.Canceled) && !errors.Is(err, context.DeadlineExceeded)
+		!errors.Is(err, sortie.ErrInvalidArgument) && !errors.Is(err, sortie.ErrRefused) && !errors.Is(err, context.Canceled) && !errors.Is(err, context.DeadlineExceeded)
 }
 
 // StepError is the error of a step that failed: fn's last error (Unwrap),

@@ -90,6 +90,11 @@ type Worker struct {
 	// Optional; without it such a run fails with error type "payload" and
 	// such a result with error type "output".
 	Payloads sortie.PayloadStore
+	// Webhooks enables webhook steps ([Call.Webhook]) and says how they
+	// go: through which destination policy, signed or not, authorized by
+	// which hook. Optional; nil (worker mode's default) installs no
+	// webhook executor: every webhook step is refused.
+	Webhooks *WebhookExecutor
 	// Warm maps runtimes to pools of warm worker processes that run them
 	// ([SessionVersion]): key "go" runs every "go:NAME" handler of the
 	// Registry in the pool's processes (`sortie worker --session`, the
@@ -175,6 +180,10 @@ func (w *Worker) execute(ctx context.Context, inv *sortie.Invocation, rep Report
 	if err != nil {
 		return sortie.Outcome{}, nil, err
 	}
+	hooks, err := newWebhookRunner(w.Webhooks, w.Destinations)
+	if err != nil {
+		return sortie.Outcome{}, nil, err
+	}
 	if pre != nil {
 		// The host traces the attempt, its claim and its finish; the
 		// handler's spans go under the host's attempt span.
@@ -190,7 +199,7 @@ func (w *Worker) execute(ctx context.Context, inv *sortie.Invocation, rep Report
 		log.Info("claim refused; nothing executed", "err", err)
 		return sortie.Outcome{}, nil, fmt.Errorf("worker: claim refused, nothing executed: %w", err)
 	}
-	a = &attempt{inv: inv, log: log, client: client, renewedAt: claimed, sealer: w.StepSealer, w: w}
+	a = &attempt{inv: inv, log: log, client: client, renewedAt: claimed, sealer: w.StepSealer, w: w, webhooks: hooks}
 	if pre != nil {
 		a.cfg, a.session = pre.cfg, true
 	}
@@ -328,6 +337,7 @@ func (a *attempt) masking() {
 // attempt is one claimed attempt being executed.
 type attempt struct {
 	w               *Worker // its policies
+	webhooks        *webhookRunner
 	inv             *sortie.Invocation
 	renewedAt       time.Time         // when the claim was sent: the lease counts from it
 	cfg             map[string]string // the inline configuration and the references' values
@@ -355,7 +365,7 @@ func (a *attempt) execute(ctx context.Context, r runner) sortie.Outcome {
 	done := make(chan struct{})
 	beating := a.heartbeats(done)
 	a.call = &Call{inv: a.inv, cfg: a.cfg, log: a.log, client: a.client, out: a.out, mask: a.mask, steps: a.steps, models: a.w.Models,
-		hooks: authHooks{tool: a.w.AuthorizeTool, conn: a.w.AuthorizeConnection}}
+		hooks: authHooks{tool: a.w.AuthorizeTool, conn: a.w.AuthorizeConnection}, webhooks: a.webhooks}
 	o := r(hctx, a.call, margin)
 	close(done)
 	<-beating

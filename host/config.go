@@ -143,6 +143,15 @@ type Config struct {
 	// functions.EnvAllowTools and EnvAllowConnections. Optional; empty
 	// refuses every tool call and connection.
 	AllowTools, AllowConnections []string
+	// WebhookSteps turns webhook steps (functions.Call.Webhook) on for
+	// local workers: they go through Destinations, as the handlers' HTTP
+	// client does. Optional; off by default (every webhook step is
+	// refused).
+	WebhookSteps bool
+	// WebhookStepSecretFile holds the secret ("whsec_" and base64, see
+	// crypto/sign) that signs webhook steps' requests; worker
+	// subprocesses get its absolute path. Optional; unsigned without it.
+	WebhookStepSecretFile string
 	// ReconcileInterval is how often [Host.RunReconciler] and [Host.Serve]
 	// retry or fail runs whose lease expired. Optional; defaults to 1 s.
 	ReconcileInterval time.Duration
@@ -298,6 +307,9 @@ func (c *Config) Validate() error {
 	}
 	if err := c.Models.Validate(); err != nil {
 		return sortie.Invalidf("Models", "%v", err)
+	}
+	if _, err := c.webhookExecutor(); err != nil {
+		return err
 	}
 	if err := c.checkRuntimes(); err != nil {
 		return err

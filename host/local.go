@@ -119,6 +119,11 @@ func (h *Host) workerEnv() ([]string, error) {
 		return nil, err
 	}
 	env = append(env, refsEnv...)
+	hooksEnv, err := h.cfg.webhookEnv()
+	if err != nil {
+		return nil, err
+	}
+	env = append(env, hooksEnv...)
 	env = append(env, otelEnv()...)
 	if h.cfg.Runtimes != "" {
 		abs, err := filepath.Abs(h.cfg.Runtimes)
@@ -141,6 +146,11 @@ func NewWorker(cfg Config) (*functions.Worker, error) {
 	cfg = cfg.withDefaults()
 	w := &functions.Worker{Registry: cfg.Registry, Logger: cfg.Logger, Destinations: cfg.Destinations, Models: cfg.Models}
 	w.SetAllowlists(cfg.AllowTools, cfg.AllowConnections)
+	hooks, err := cfg.webhookExecutor()
+	if err != nil {
+		return nil, err
+	}
+	w.Webhooks = hooks
 	if cfg.Runtimes != "" {
 		rt, err := functions.LoadExecRuntimes(cfg.Runtimes)
 		if err != nil {

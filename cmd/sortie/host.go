@@ -169,7 +169,8 @@ func (g *globals) config(extra ...sortie.Manifest) (host.Config, error) {
 	if err != nil {
 		return host.Config{}, err
 	}
-	cfg := host.Config{Models: models, AllowTools: g.authz.tools, AllowConnections: g.authz.connections, StateDir: g.stateDir, AWS: g.aws.config(), GCP: g.gcp.config(), Runtimes: g.runtimes, ConfigRefs: g.configRefs, InProcess: g.inProcess,
+	cfg := host.Config{Models: models, AllowTools: g.authz.tools, AllowConnections: g.authz.connections,
+		WebhookSteps: g.authz.webhooks, WebhookStepSecretFile: g.authz.secretFile, StateDir: g.stateDir, AWS: g.aws.config(), GCP: g.gcp.config(), Runtimes: g.runtimes, ConfigRefs: g.configRefs, InProcess: g.inProcess,
 		LocalWorkers:   g.localWorkers,
 		WorkerLogLevel: g.workerLogLevel(), ConfigEnv: g.configEnv, Destinations: policy, ReconcileInterval: g.reconcile,
 		Prices: prices, API: g.api, Logger: g.logger(os.Stderr), WorkerPoolSize: g.workers, WorkerRecycleAfter: g.recycle,
@@ -288,6 +289,7 @@ var flagNames = []string{
 	"GCP.KMSKeys", "--gcp-kms-keys",
 	"Runtimes", "--runtimes",
 	"ConfigRefs", "--config-refs",
+	"WebhookStepSecretFile", "--webhook-step-secret-file",
 	"InProcess", "--in-process",
 	"ProcessPerAttempt", "--process-per-attempt",
 	"WorkerPoolSize", "--workers",

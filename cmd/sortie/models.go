@@ -7,6 +7,7 @@ import (
 
 	"github.com/sortie-run/sortie"
 	"github.com/sortie-run/sortie/functions"
+	"github.com/sortie-run/sortie/host"
 )
 
 // modelFlags is the host's model policy, from flags or environment; the
@@ -36,13 +37,18 @@ func (m *modelFlags) policy() (*sortie.ModelPolicy, error) {
 	return p, nil
 }
 
-// authorizationFlags are the workers' authorization allowlists.
+// authorizationFlags are the workers' authorization allowlists and
+// webhook steps.
 type authorizationFlags struct {
 	tools       []string
 	connections []string
+	webhooks    bool
+	secretFile  string
 }
 
 func (a *authorizationFlags) register(f *pflag.FlagSet) {
 	f.StringSliceVar(&a.tools, "allow-tool", envList(functions.EnvAllowTools), "tools handlers may call (Call.AuthorizeTool), comma-separated; every tool call is refused when empty (env SORTIE_ALLOW_TOOLS)")
+	f.BoolVar(&a.webhooks, "webhook-steps", os.Getenv(host.EnvWebhookSteps) == "1", "let handlers run webhook steps (Call.Webhook), through the destination policy; off by default (env SORTIE_WEBHOOK_STEPS=1)")
+	f.StringVar(&a.secretFile, "webhook-step-secret-file", os.Getenv(host.EnvWebhookStepSecretFile), "file holding the secret (whsec_...) that signs webhook steps' requests; unsigned when empty (env SORTIE_WEBHOOK_STEP_SECRET_FILE)")
 	f.StringSliceVar(&a.connections, "allow-connection", envList(functions.EnvAllowConnections), "connection references handlers may open (Call.Connect), comma-separated; every connection is refused when empty (env SORTIE_ALLOW_CONNECTIONS)")
 }

@@ -39,7 +39,10 @@
 //	                        arguments ([functions.Call.AuthorizeTool])
 //	connect         string  ask to open the "mcp" connection of this
 //	                        reference ([functions.Call.Connect])
-//	                        With any of the three, the result is a
+//	webhook         string  run the webhook step "webhook" ([functions.Call.Webhook]):
+//	                        POST {"run": RUN_ID} to this URL; its failure
+//	                        (a refused destination) fails the attempt
+//	                        With any of the four, the result is a
 //	                        [PolicyResult]: a refused tool or connection is
 //	                        handled, its decision and message the result
 //	output          any     the result (default {"events":N,"attempt":K}, and

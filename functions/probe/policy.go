@@ -13,15 +13,16 @@ import (
 // resolved model, and each decision ("allowed" or "refused") with the
 // refusal's message.
 type PolicyResult struct {
-	Model           *sortie.ModelProfile `json:"model,omitempty"`
-	Tool            string               `json:"tool,omitempty"`
-	ToolError       string               `json:"tool_error,omitempty"`
-	Connection      string               `json:"connection,omitempty"`
-	ConnectionError string               `json:"connection_error,omitempty"`
+	Model           *sortie.ModelProfile       `json:"model,omitempty"`
+	Tool            string                     `json:"tool,omitempty"`
+	ToolError       string                     `json:"tool_error,omitempty"`
+	Connection      string                     `json:"connection,omitempty"`
+	ConnectionError string                     `json:"connection_error,omitempty"`
+	Webhook         *functions.WebhookResponse `json:"webhook,omitempty"`
 }
 
 // policy resolves the model profile, asks for the tool call and the
-// connection; ok reports that one of them was asked for. A refused tool
+// connection, and runs the webhook step; ok reports that one of them was asked for. A refused tool
 // or connection is handled (its decision is the result); a refused model
 // fails the attempt, permanently.
 func (v *Variables) policy(ctx context.Context, call *functions.Call) (out *PolicyResult, ok bool, err error) {
@@ -44,7 +45,13 @@ func (v *Variables) policy(ctx context.Context, call *functions.Call) (out *Poli
 			return nil, true, err
 		}
 	}
-	return out, v.Model != "" || v.Tool != "" || v.Connect != "", nil
+	if v.Webhook != "" {
+		body, _ := json.Marshal(map[string]string{"run": string(call.RunID())})
+		if out.Webhook, err = call.Webhook(ctx, "webhook", functions.WebhookRequest{URL: v.Webhook, Body: body}); err != nil {
+			return nil, true, err
+		}
+	}
+	return out, v.Model != "" || v.Tool != "" || v.Connect != "" || v.Webhook != "", nil
 }
 
 // decision turns an authorization's error into its decision; an error

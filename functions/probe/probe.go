@@ -66,6 +66,7 @@ type Variables struct {
 	Tool           string          `json:"tool,omitempty"`
 	ToolArgs       toolArgs        `json:"tool_args,omitempty"`
 	Connect        string          `json:"connect,omitempty"`
+	Webhook        string          `json:"webhook,omitempty"`
 }
 
 // Handle is the probe handler.
