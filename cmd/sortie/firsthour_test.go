@@ -8,6 +8,7 @@ import (
 	"runtime"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/sortie-run/sortie"
 )
@@ -117,5 +118,21 @@ func TestPolicyFlagsDisagreeLoudly(t *testing.T) {
 	}
 	if r := c.run("submit", "probe", "--var", "events=0", "--policy", `{"max_attempts":2}`, "--max-attempts", "2"); r.code != 0 {
 		t.Errorf("submit with agreeing --policy and --max-attempts: exit %d: %s", r.code, r.stderr)
+	}
+}
+
+// An error that is an outcome of the contract (an unknown run, a reused
+// idempotency key) reads the same on every backend: no "sqlite:" prefix.
+func TestContractErrorsNameNoBackend(t *testing.T) {
+	c := newCLI(t)
+	c.submit("probe", "--idempotency-key", "k1", "--var", "events=0")
+	for _, args := range [][]string{
+		{"get", string(sortie.NewRunID(time.Now()))},
+		{"submit", "probe", "--idempotency-key", "k1", "--var", "events=1"},
+	} {
+		r := c.run(args...)
+		if r.code != 2 || strings.Contains(r.stderr, "sqlite") {
+			t.Errorf("sortie %v: exit %d, %q; want 2 without the backend's name", args, r.code, r.stderr)
+		}
 	}
 }

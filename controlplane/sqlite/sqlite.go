@@ -234,7 +234,10 @@ func (c *ControlPlane) ready(op string) error {
 	return nil
 }
 
-// wrap gives err its one "sqlite:" prefix. Context errors pass through
+// wrap gives a failure of the database its one "sqlite:" prefix. An
+// outcome of the interface's contract (not found, an idempotency
+// conflict, ...) is the same on every control plane and goes to users as
+// it is, without the backend's name; context errors pass through
 // unwrapped, and a failure caused by Close becomes ErrClosed.
 func (c *ControlPlane) wrap(op string, err error) error {
 	switch {
@@ -244,7 +247,9 @@ func (c *ControlPlane) wrap(op string, err error) error {
 		return context.Canceled
 	case errors.Is(err, context.DeadlineExceeded):
 		return context.DeadlineExceeded
-	case c.closed.Load() && !isContract(err):
+	case isContract(err):
+		return err
+	case c.closed.Load():
 		return fmt.Errorf("sqlite: %s: %w", op, sortie.ErrClosed)
 	}
 	return fmt.Errorf("sqlite: %w", err)
