@@ -87,8 +87,9 @@ func TestResumeInterruptedRun(t *testing.T) {
 	}
 }
 
-// resume --no-follow prints the run as get does, JSON only with --json;
-// the hint an interrupted run prints keeps the state directory.
+// resume --no-follow prints the run as get does, JSON only with --json,
+// and its attempt outlives the command; the hint an interrupted run
+// prints keeps the state directory.
 func TestResumeNoFollowPrintsLikeGet(t *testing.T) {
 	c := newCLI(t)
 	id := c.submit("probe", "--var", `interrupt="input-required"`)
@@ -99,6 +100,11 @@ func TestResumeNoFollowPrintsLikeGet(t *testing.T) {
 	r := c.run("resume", string(id), "--no-follow")
 	if first, _, _ := strings.Cut(r.stdout, "\n"); r.code != 0 || strings.Join(strings.Fields(first), " ") != "run "+string(id) {
 		t.Errorf("sortie resume --no-follow: exit %d, stdout %q; want the run as text", r.code, r.stdout)
+	}
+	// The attempt it started goes on after resume returns, as a submit's does.
+	waitFor(t, "the resumed run to end", waitLong, func() bool { return c.get(id).State.Terminal() })
+	if run := c.get(id); run.State != sortie.StateCompleted || run.Attempt != 2 {
+		t.Errorf("run resumed with --no-follow ended %s on attempt %d (%+v), want completed by attempt 2", run.State, run.Attempt, run.Error)
 	}
 	id2 := c.submit("probe", "--var", `interrupt="input-required"`)
 	waitFor(t, "input-required", waitLong, func() bool { return c.get(id2).State == sortie.StateInputRequired })

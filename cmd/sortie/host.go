@@ -67,7 +67,7 @@ func (g *globals) register(root *cobra.Command) {
 	f.BoolVar(&g.jsonOut, "json", false, "print JSON: one object a line")
 	f.StringVar(&g.logLevel, "log-level", envOr(host.EnvLogLevel, "warn"), "log level on stderr: debug, info, warn, error")
 	f.BoolVar(&g.inProcess, "in-process", false, "run attempts inside this process instead of on warm sortie worker processes")
-	f.BoolVar(&g.processPerAttempt, "process-per-attempt", false, "run each attempt as a sortie worker process of its own that outlives this command (submit, trigger and reconcile --once always do)")
+	f.BoolVar(&g.processPerAttempt, "process-per-attempt", false, "run each attempt as a sortie worker process of its own that outlives this command (submit, trigger, reconcile --once and resume --no-follow always do)")
 	f.IntVar(&g.workers, "workers", 16, "the most warm worker processes (and local attempts running) at once")
 	f.IntVar(&g.recycle, "worker-recycle", 0, "replace a warm worker process after this many attempts (0: never)")
 	f.DurationVar(&g.reconcile, "reconcile-interval", time.Second, "how often a long-lived command reconciles expired leases")
@@ -225,6 +225,10 @@ func (g *globals) outlivedByAttempts() bool {
 	case "reconcile":
 		once, _ := g.command.Flags().GetBool("once")
 		return once
+	case "resume":
+		// The next attempt goes on after resume --no-follow returns.
+		noFollow, _ := g.command.Flags().GetBool("no-follow")
+		return noFollow
 	}
 	return false
 }
