@@ -142,6 +142,25 @@ func TestWarmPoolCancelStopsTheHandlerAndKeepsTheProcess(t *testing.T) {
 	}
 }
 
+// A host stopping its workers stops a warm attempt the way a cancel does,
+// but the outcome is a retryable termination that says so, never a cancel.
+func TestWarmPoolHostStopIsNotACancel(t *testing.T) {
+	r := newWarmRig(t, nil)
+	inv := launched(t, r.cp, `{"until_cancelled": true, "interval_ms": 10}`)
+	ctx, stop := context.WithCancel(t.Context())
+	done := make(chan sortie.Outcome, 1)
+	go func() {
+		o, _ := r.w.Execute(ctx, inv, functions.NewControlPlaneReporter(r.cp, inv, "warm-test"))
+		done <- o
+	}()
+	testwait.Until(t, "a tick event", 10*time.Second, func() bool { return len(r.events(t, inv.RunID)) > 0 })
+	stop()
+	o := <-done
+	if o.Error == nil || o.Error.Type != "terminated" || !o.Error.Retryable || strings.Contains(o.Error.Message, "cancel was requested") {
+		t.Errorf("outcome of an attempt whose host stopped = %+v, want a retryable termination that names no cancel request", o.Error)
+	}
+}
+
 func TestWarmPoolKillsAProcessThatDoesNotStop(t *testing.T) {
 	dir, _ := filepath.Abs("testdata")
 	pool, err := functions.NewPool(functions.ExecSpec{Command: []string{"/bin/sh", filepath.Join(dir, "session-deaf.sh")}},

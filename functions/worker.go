@@ -400,6 +400,14 @@ func (a *attempt) settle(ctx, hctx context.Context, o sortie.Outcome) sortie.Out
 		return errorOutcome(errTypeClaimLost, "the worker could not renew its lease; it stopped the handler before the lease ended", true)
 	case errors.Is(cause, errDeadline):
 		return errorOutcome(sortie.ErrorTypeDeadline, "the attempt's deadline came first: "+o.Error.Message, true)
+	case ctx.Err() != nil && o.Error.Type == sortie.ErrorTypeCancelled:
+		// A warm worker process stops its attempt the way a cancel does;
+		// here nobody cancelled the run: its host stopped the worker.
+		msg := "the host stopped the worker before the attempt ended"
+		if cause := context.Cause(ctx); !errors.Is(cause, context.Canceled) {
+			msg += ": " + cause.Error()
+		}
+		return errorOutcome(errTypeTerminated, msg, true)
 	case ctx.Err() != nil:
 		return errorOutcome(errTypeTerminated, fmt.Sprintf("the worker was stopped (%v): %s", context.Cause(ctx), o.Error.Message), true)
 	}
