@@ -170,6 +170,7 @@ func TestBadInput(t *testing.T) {
 		{[]string{"submit", "probe", "--config-env", "API_TOKEN", "--config-file", cfgFile(t, `{"OTHER":"xxxxxxxx"}`)}, "not in --config-env"},
 		{[]string{"submit", "probe", "--config-env", "API_TOKEN", "--config-file", cfgFile(t, `{"API_TOKEN":"short"}`)}, "too short to mask"},
 		{[]string{"list", "--state-dir", ""}, "--state-dir"},
+		{[]string{"resume", "01JZZZZZZZZZZZZZZZZZZZZZZZ", "--input", "{}", "--input-file", "/dev/null"}, "[input input-file]"},
 	} {
 		r := c.run(tc.args...)
 		if r.code != 2 || !strings.Contains(r.stderr, tc.want) {

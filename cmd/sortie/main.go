@@ -16,6 +16,7 @@ import (
 	"github.com/sortie-run/sortie"
 	"github.com/sortie-run/sortie/host"
 	"github.com/sortie-run/sortie/host/telemetry"
+	"github.com/sortie-run/sortie/server/httpengine"
 )
 
 // exitError carries a process exit status out of a command.
@@ -80,6 +81,10 @@ func execute(ctx context.Context, args []string) int {
 		return ee.code
 	}
 	fmt.Fprintln(os.Stderr, "sortie:", err)
+	if errors.Is(err, httpengine.ErrUnauthenticated) {
+		fmt.Fprintln(os.Stderr, "sortie: the host needs an API token: set SORTIE_TOKEN or --token-file to one of the tokens serve was given (SORTIE_API_TOKENS or --api-tokens-file)")
+		return 2
+	}
 	if isInputError(err) {
 		return 2
 	}
@@ -88,7 +93,7 @@ func execute(ctx context.Context, args []string) int {
 
 // isInputError reports errors that exit 2: bad input, an unknown run, a run
 // in the wrong state for the command, a submission refused for its agent's
-// spent budget, and cobra's own usage errors.
+// spent budget, and cobra's own usage errors (a bad token exits 2 too).
 func isInputError(err error) bool {
 	for _, target := range []error{sortie.ErrInvalidArgument, sortie.ErrNotFound,
 		sortie.ErrIdempotencyConflict, sortie.ErrConflict, sortie.ErrTerminal, sortie.ErrBudgetExhausted} {
@@ -96,7 +101,9 @@ func isInputError(err error) bool {
 			return true
 		}
 	}
-	return isUsage(err) || strings.HasPrefix(err.Error(), "unknown command")
+	// cobra's flag-group errors ("if any flags in the group [input
+	// input-file] are set none of the others can be") have no type.
+	return isUsage(err) || strings.HasPrefix(err.Error(), "unknown command") || strings.Contains(err.Error(), "flags in the group [")
 }
 
 // isUsage reports cobra's own argument and flag errors.

@@ -122,8 +122,8 @@ func TestHostFlagRunsAgainstServe(t *testing.T) {
 		t.Fatalf("serve's state has the run in %s, want completed", local.State)
 	}
 	noToken := runCmd(t, remote.cmd("--host", url, "list"))
-	if noToken.code == 0 || !strings.Contains(noToken.stderr, "401") {
-		t.Fatalf("list without a token: exit %d, stderr %q; want a refusal naming 401", noToken.code, noToken.stderr)
+	if noToken.code != 2 || !strings.Contains(noToken.stderr, "401") || !strings.Contains(noToken.stderr, "SORTIE_TOKEN or --token-file") {
+		t.Fatalf("list without a token: exit %d, stderr %q; want exit 2, a refusal naming 401 and how to give a token", noToken.code, noToken.stderr)
 	}
 	resp, err := http.Get(url + "/.well-known/agent-card.json")
 	if err != nil {
