@@ -29,7 +29,7 @@ func ExamplePolicy_Check() {
 	var re *destination.RefusedError
 	fmt.Println(errors.Is(err, destination.ErrRefused), errors.As(err, &re) && re.Host == "10.0.0.7")
 	// Output:
-	// destination: api.example.com refused: the destination policy allows no host (list it, or * for any public host)
+	// destination: api.example.com refused: the destination policy allows no host (list it with the host's --allow-destination or SORTIE_ALLOW_DESTINATIONS, or * for any public host)
 	// <nil>
 	// destination: api.example.com refused: scheme http is not allowed (https only)
 	// destination: 169.254.169.254 refused: address 169.254.169.254 is a cloud metadata address

@@ -283,7 +283,7 @@ func (c *compiled) checkHost(host string) error {
 		}
 	}
 	if len(c.exact) == 0 && len(c.suffixes) == 0 {
-		return refused(host, "the destination policy allows no host (list it, or * for any public host)")
+		return refused(host, "the destination policy allows no host (list it with the host's --allow-destination or SORTIE_ALLOW_DESTINATIONS, or * for any public host)")
 	}
 	return refused(host, "host %s is not in the allowlist", name)
 }

@@ -102,8 +102,8 @@ func TestCheckHost(t *testing.T) {
 		name, host string
 		want       string // "" allowed, else the reason
 	}{
-		{closed, "zero", "anything.example.net", "the destination policy allows no host (list it, or * for any public host)"},
-		{closed, "zero", "10.0.0.7", "the destination policy allows no host (list it, or * for any public host)"},
+		{closed, "zero", "anything.example.net", "the destination policy allows no host (list it with the host's --allow-destination or SORTIE_ALLOW_DESTINATIONS, or * for any public host)"},
+		{closed, "zero", "10.0.0.7", "the destination policy allows no host (list it with the host's --allow-destination or SORTIE_ALLOW_DESTINATIONS, or * for any public host)"},
 		{open, "open", "anything.example.net", ""},
 		{open, "open", "metadata.google.internal", "host metadata.google.internal is a cloud metadata service"},
 		{open, "open", "Metadata.Google.Internal.", "host metadata.google.internal is a cloud metadata service"},

@@ -62,7 +62,7 @@ func TestCallHTTPClientDestinations(t *testing.T) {
 	if _, err := w.Execute(context.Background(), testInvocation("go:h", ""), rep); err != nil {
 		t.Fatalf("Execute(default Destinations) = %v", err)
 	}
-	want := &sortie.ErrorMessage{Type: errTypeError, Message: "refused: the destination policy allows no host (list it, or * for any public host)"}
+	want := &sortie.ErrorMessage{Type: errTypeError, Message: "refused: the destination policy allows no host (list it with the host's --allow-destination or SORTIE_ALLOW_DESTINATIONS, or * for any public host)"}
 	if d := cmp.Diff(want, rep.finished().Error); d != "" {
 		t.Errorf("handler GET %s with the default policy finished with (-want +got):\n%s", url, d)
 	}
@@ -126,7 +126,7 @@ func TestNoPolicyReachesNoPublicHost(t *testing.T) {
 		return nil, errors.New("no DNS in this test")
 	}}
 	const url = "https://api.public-host.example/v1/things"
-	const closed = `"refused: the destination policy allows no host (list it, or * for any public host)"`
+	const closed = `"refused: the destination policy allows no host (list it with the host's --allow-destination or SORTIE_ALLOW_DESTINATIONS, or * for any public host)"`
 	for _, c := range []struct {
 		name   string
 		policy *destination.Policy

@@ -138,7 +138,8 @@ func TestBadInput(t *testing.T) {
 		args []string
 		want string
 	}{
-		{[]string{"run", "probe", "--vars", "[1,2]"}, "--vars"},
+		{[]string{"run", "probe", "--vars", "[1,2]"}, "--vars: must be a JSON object, got array"},
+		{[]string{"run", "probe", "--vars", "{bad"}, "--vars: not a JSON object: invalid character"},
 		// Over the payload store's per-payload limit (variables over
 		// sortie.MaxVariablesBytes are kept by reference up to it).
 		{[]string{"run", "probe", "--max-payload-bytes", "200000", "--vars-file", big}, "limit of 200000 bytes"},

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"maps"
@@ -48,7 +49,9 @@ func (s *submitFlags) register(c *cobra.Command) {
 func (s *submitFlags) request(agent string) (*sortie.SubmitRequest, error) {
 	vars := map[string]json.RawMessage{}
 	if s.varsJSON != "" {
-		if err := strictjson.Unmarshal([]byte(s.varsJSON), &vars); err != nil || vars == nil {
+		if err := strictjson.Unmarshal([]byte(s.varsJSON), &vars); err != nil {
+			return nil, usagef("--vars: %s", notAnObject(err))
+		} else if vars == nil {
 			return nil, usagef("--vars: must be a JSON object, got %.40q", s.varsJSON)
 		}
 	}
@@ -256,6 +259,16 @@ func usageArgs(check cobra.PositionalArgs) cobra.PositionalArgs {
 // store's per-payload maximum), naming it.
 const maxVarsFileBytes = 1 << 30
 
+// notAnObject says why decoding a JSON object failed: the kind of value
+// found, or the decoder's error (with its position).
+func notAnObject(err error) string {
+	var te *json.UnmarshalTypeError
+	if errors.As(err, &te) && te.Field == "" {
+		return "must be a JSON object, got " + te.Value
+	}
+	return "not a JSON object: " + err.Error()
+}
+
 // readVarsFile merges the JSON object in the operator's file (or stdin) into
 // vars.
 func readVarsFile(path string, vars map[string]json.RawMessage) error {
@@ -264,7 +277,9 @@ func readVarsFile(path string, vars map[string]json.RawMessage) error {
 		return usagef("--vars-file: invalid variables: %v", err)
 	}
 	var obj map[string]json.RawMessage
-	if err := strictjson.Unmarshal(b, &obj); err != nil || obj == nil {
+	if err := strictjson.Unmarshal(b, &obj); err != nil {
+		return usagef("--vars-file: %s: %s", path, notAnObject(err))
+	} else if obj == nil {
 		return usagef("--vars-file: %s must hold a JSON object", path)
 	}
 	for k, v := range obj {
