@@ -161,12 +161,19 @@ func (c *Client) Wait(ctx context.Context, id RunID) (*Run, error) {
 	}
 	wake, stop := c.watch(id)
 	defer stop()
+	read := c.engine.Get
+	s, stored := c.engine.(StoredReader)
+	if stored {
+		read = s.GetStored // payloads kept by reference are read once, at the end
+	}
 	for {
-		run, err := c.engine.Get(ctx, id)
+		run, err := read(ctx, id)
 		if err != nil {
 			return nil, err
 		}
-		if run.State.Terminal() || run.State.Interrupted() {
+		if (run.State.Terminal() || run.State.Interrupted()) && stored && (run.VariablesRef != nil || run.ResultRef != nil) {
+			return c.engine.Get(ctx, id)
+		} else if run.State.Terminal() || run.State.Interrupted() {
 			return run, nil
 		}
 		if err := c.sleep(ctx, wake); err != nil {

@@ -80,6 +80,13 @@ func (e *Engine) inlined(ctx context.Context, run *Run) (*Run, error) {
 	return run, nil
 }
 
+// StoredReader is an optional [ExecutionEngine] capability: a run as its
+// record keeps it, without the payloads [Engine.Get] reads back from the
+// payload store. [Client.Wait] polls with it and reads the payloads once.
+type StoredReader interface {
+	GetStored(ctx context.Context, id RunID) (*Run, error)
+}
+
 // GetStored is [Engine.Get] without reading payloads back: a run that
 // keeps its variables or result in the payload store has only the
 // references ([Run.VariablesRef], [Run.ResultRef]). Followers that only
