@@ -5,10 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"net/http"
 	"os"
 	"strings"
-	"sync/atomic"
 	"time"
 
 	"go.opentelemetry.io/otel/trace"
@@ -324,33 +322,6 @@ func (w *Worker) configure(ctx context.Context, inv *sortie.Invocation) (map[str
 		return nil, kmsRequests, refused
 	}
 	return cfg, kmsRequests, nil
-}
-
-// masking masks what leaves the attempt from now on: its events, its log
-// and (in Execute) its outcome.
-func (a *attempt) masking() {
-	a.mask = newMasker(a.cfg)
-	a.out.mask = a.mask
-	a.log = a.mask.logger(a.log)
-}
-
-// attempt is one claimed attempt being executed.
-type attempt struct {
-	w               *Worker // its policies
-	webhooks        *webhookRunner
-	inv             *sortie.Invocation
-	renewedAt       time.Time         // when the claim was sent: the lease counts from it
-	cfg             map[string]string // the inline configuration and the references' values
-	call            *Call             // the handler's, once it runs
-	session         bool              // cfg came opened in a session's invoke frame
-	log             *slog.Logger
-	client          *http.Client // of the destination policy
-	out             *sender
-	mask            *masker    // of cfg; nil when it holds nothing to mask
-	sealer          StepSealer // nil without one
-	steps           *journal
-	cancel          context.CancelCauseFunc
-	cancelRequested atomic.Bool
 }
 
 // execute runs r under the handler context, heartbeating meanwhile.

@@ -1,0 +1,38 @@
+package functions
+
+import (
+	"context"
+	"log/slog"
+	"net/http"
+	"sync/atomic"
+	"time"
+
+	"github.com/sortie-run/sortie"
+)
+
+// masking masks what leaves the attempt from now on: its events, its log
+// and (in Execute) its outcome.
+func (a *attempt) masking() {
+	a.mask = newMasker(a.cfg)
+	a.out.mask = a.mask
+	a.log = a.mask.logger(a.log)
+}
+
+// attempt is one claimed attempt being executed.
+type attempt struct {
+	w               *Worker // its policies
+	webhooks        *webhookRunner
+	inv             *sortie.Invocation
+	renewedAt       time.Time         // when the claim was sent: the lease counts from it
+	cfg             map[string]string // the inline configuration and the references' values
+	call            *Call             // the handler's, once it runs
+	session         bool              // cfg came opened in a session's invoke frame
+	log             *slog.Logger
+	client          *http.Client // of the destination policy
+	out             *sender
+	mask            *masker    // of cfg; nil when it holds nothing to mask
+	sealer          StepSealer // nil without one
+	steps           *journal
+	cancel          context.CancelCauseFunc
+	cancelRequested atomic.Bool
+}
