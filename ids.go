@@ -39,6 +39,17 @@ func (id RunID) Validate() error {
 	return nil
 }
 
+// Canonical returns the ID as Sortie makes and stores it: upper case, since
+// a ULID's letters are case-insensitive (Crockford base32) and a user may
+// type them in lower case. An ID that is not valid is returned unchanged,
+// for Validate to refuse.
+func (id RunID) Canonical() RunID {
+	if id.Validate() != nil {
+		return id
+	}
+	return RunID(strings.ToUpper(string(id)))
+}
+
 // String returns the ID.
 func (id RunID) String() string { return string(id) }
 

@@ -64,7 +64,7 @@ func runID(r *http.Request) (sortie.RunID, error) {
 	if err := raw.Validate(); err != nil {
 		return raw, err
 	}
-	return sortie.RunID(strings.ToUpper(string(raw))), nil
+	return raw.Canonical(), nil
 }
 
 // checkQuery refuses query parameters the route does not take, so a typo

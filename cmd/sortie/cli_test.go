@@ -292,3 +292,16 @@ func cfgFile(t *testing.T, body string) string {
 	}
 	return path
 }
+
+// Run IDs typed in lower case name the same run (a ULID's letters are
+// case-insensitive), as the HTTP API has them.
+func TestLowerCaseRunID(t *testing.T) {
+	c := newCLI(t)
+	id := c.submit("probe", "--var", "events=1")
+	waitFor(t, "the run to end", waitLong, func() bool { return c.get(id).State.Terminal() })
+	r := c.run("get", strings.ToLower(string(id)), "--json")
+	var run sortie.Run
+	if r.code != 0 || json.Unmarshal([]byte(r.stdout), &run) != nil || run.ID != id {
+		t.Errorf("sortie get %s: exit %d, stdout %.200q, stderr %q; want run %s", strings.ToLower(string(id)), r.code, r.stdout, r.stderr, id)
+	}
+}

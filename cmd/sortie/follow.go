@@ -30,7 +30,7 @@ with Ctrl-C (the run goes on).`,
 				return usagef("--after: %v", err)
 			}
 			return g.withHost(func(t *target) error {
-				return follow(cmd.Context(), g, t, sortie.RunID(args[0]), cur)
+				return follow(cmd.Context(), g, t, sortie.RunID(args[0]).Canonical(), cur)
 			})
 		},
 	}

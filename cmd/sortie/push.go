@@ -58,7 +58,7 @@ destination policy (--allow-destination, '*' for any public host, and
 	set := &cobra.Command{
 		Use: "set RUN_ID --id ID --url URL [--key-id K]", Short: "Create or replace a push configuration", Args: exactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			cfg.RunID = sortie.RunID(args[0])
+			cfg.RunID = sortie.RunID(args[0]).Canonical()
 			if err := cfg.Validate(); err != nil {
 				return err
 			}
@@ -119,7 +119,7 @@ func pushGetCmd(g *globals) *cobra.Command {
 				return err
 			}
 			return g.withPush(func(p pushAPI) error {
-				cfg, err := p.GetPushConfig(cmd.Context(), sortie.RunID(args[0]), cid)
+				cfg, err := p.GetPushConfig(cmd.Context(), sortie.RunID(args[0]).Canonical(), cid)
 				if err == nil {
 					printPush(g, []sortie.PushConfig{*cfg})
 				}
@@ -134,7 +134,7 @@ func pushListCmd(g *globals) *cobra.Command {
 	return &cobra.Command{Use: "list RUN_ID", Short: "Print a run's push configurations", Args: exactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return g.withPush(func(p pushAPI) error {
-				cfgs, err := p.ListPushConfigs(cmd.Context(), sortie.RunID(args[0]))
+				cfgs, err := p.ListPushConfigs(cmd.Context(), sortie.RunID(args[0]).Canonical())
 				if err == nil {
 					printPush(g, cfgs)
 				}
@@ -152,7 +152,7 @@ func pushDeleteCmd(g *globals) *cobra.Command {
 				return err
 			}
 			return g.withPush(func(p pushAPI) error {
-				return p.DeletePushConfig(cmd.Context(), sortie.RunID(args[0]), cid)
+				return p.DeletePushConfig(cmd.Context(), sortie.RunID(args[0]).Canonical(), cid)
 			})
 		}}
 	c.Flags().StringVar(&id, "id", "default", "configuration ID within the run")

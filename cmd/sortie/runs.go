@@ -20,7 +20,7 @@ func newGetCmd(g *globals) *cobra.Command {
 		Args:  exactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return g.withHost(func(t *target) error {
-				run, err := t.client.GetWithSteps(cmd.Context(), sortie.RunID(args[0]))
+				run, err := t.client.GetWithSteps(cmd.Context(), sortie.RunID(args[0]).Canonical())
 				if err != nil {
 					return err
 				}
@@ -160,7 +160,7 @@ func newCancelCmd(g *globals) *cobra.Command {
 		Args:  exactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return g.withHost(func(t *target) error {
-				run, err := t.client.Cancel(cmd.Context(), sortie.RunID(args[0]), reason)
+				run, err := t.client.Cancel(cmd.Context(), sortie.RunID(args[0]).Canonical(), reason)
 				if err != nil {
 					return err
 				}
@@ -204,7 +204,7 @@ as "sortie get" does).`,
 				return usagef("%s: not valid JSON", flag)
 			}
 			return g.withHost(func(t *target) error {
-				run, err := t.client.Resume(cmd.Context(), sortie.RunID(args[0]), json.RawMessage(input))
+				run, err := t.client.Resume(cmd.Context(), sortie.RunID(args[0]).Canonical(), json.RawMessage(input))
 				if err != nil {
 					return err
 				}
