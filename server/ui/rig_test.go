@@ -56,7 +56,10 @@ func newRig(t testing.TB, tokens ...string) *rig {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r := &rig{cp: cp, engine: sortie.NewEngine(cp, l, sortie.Agents{"probe": probeAgent}, &sortie.EngineOptions{Pricer: prices})}
+	limited := probeAgent // one run at a time: a second waits queued
+	limited.Name, limited.Concurrency = "limited", &sortie.Concurrency{Limit: 1}
+	agents := sortie.Agents{"probe": probeAgent, "limited": limited}
+	r := &rig{cp: cp, engine: sortie.NewEngine(cp, l, agents, &sortie.EngineOptions{Pricer: prices})}
 	srv, err := server.New(server.Options{Engine: r.engine, APITokens: tokens, UI: true,
 		FollowPoll: 50 * time.Millisecond, Logger: slog.New(slog.DiscardHandler)})
 	if err != nil {

@@ -74,6 +74,7 @@ export function runView(main, api, id) {
         ['Updated', fmtTime(r.updated_ms)],
         ['Duration', fmtDuration(runDuration(r))],
         ['Attempt', r.attempt ? `${r.attempt} of at most ${r.policy.max_attempts || 3}` : 'not launched yet'],
+        ['Queued', r.queue ? `position ${r.queue.position} for concurrency key ${r.queue.key}` : ''],
         ['Cancel', r.cancel_requested ? 'requested' : ''],
         ['Reason', r.reason],
       ]),
