@@ -38,6 +38,9 @@ const (
 	// the message names the agent, the budget, the spend and when the
 	// period ends. Not retried: the same submission is refused until then.
 	CodeBudgetExhausted = "budget_exhausted"
+	// CodeRefused (403): the host's policy refused what a handler asked
+	// for (a model, a tool call, a connection); sortie.ErrRefused.
+	CodeRefused = "refused"
 	// CodeThrottled (429, with Retry-After): a backing service refused
 	// the work for its rate (sortie.ErrThrottled); retry after the pause.
 	// sortie.ErrThrottled on the client, which errors.Is also takes for
@@ -107,6 +110,7 @@ var mappings = []Mapping{
 	{sortie.ErrCancelRequested, CodeCancelRequested, http.StatusConflict, "the run's cancel was requested"},
 	{sortie.ErrConflict, CodeConflict, http.StatusConflict, "the run changed meanwhile or is not in a state that allows this"},
 	{sortie.ErrBudgetExhausted, CodeBudgetExhausted, http.StatusConflict, "the agent's budget for the period is spent"},
+	{sortie.ErrRefused, CodeRefused, http.StatusForbidden, "refused by the host's policy"},
 	{sortie.ErrThrottled, CodeThrottled, http.StatusTooManyRequests, "a backing service is throttling requests; retry after the pause"},
 	{sortie.ErrUnavailable, CodeUnavailable, http.StatusServiceUnavailable, "a backing service is unavailable; retry"},
 	{sortie.ErrClosed, CodeUnavailable, http.StatusServiceUnavailable, "the server is shutting down"},

@@ -32,6 +32,7 @@ var sentinels = map[string]struct {
 	"ErrUnavailable":         {sortie.ErrUnavailable, "unavailable", 503, sortie.ErrUnavailable},
 	"ErrThrottled":           {sortie.ErrThrottled, "throttled", 429, sortie.ErrThrottled},
 	"ErrBudgetExhausted":     {sortie.ErrBudgetExhausted, "budget_exhausted", 409, sortie.ErrBudgetExhausted},
+	"ErrRefused":             {sortie.ErrRefused, "refused", 403, sortie.ErrRefused},
 	// A closing server tells the client to retry elsewhere.
 	"ErrClosed": {sortie.ErrClosed, "unavailable", 503, sortie.ErrUnavailable},
 }
