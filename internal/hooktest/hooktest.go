@@ -62,3 +62,11 @@ func (l *counting) Accept() (net.Conn, error) {
 	}
 	return c, err
 }
+
+// CountAccepts makes srv, not yet started, count the connections its
+// listener accepts.
+func CountAccepts(srv *httptest.Server) *atomic.Int64 {
+	n := new(atomic.Int64)
+	srv.Listener = &counting{Listener: srv.Listener, n: n}
+	return n
+}
