@@ -351,16 +351,11 @@ func (e *Engine) invocation(run *Run, attempt int, launchID string) *Invocation 
 // ID, [ErrPayloadIntegrity] for a stored payload that is not the one the
 // run references.
 func (e *Engine) Get(ctx context.Context, id RunID) (*Run, error) {
-	if err := id.Validate(); err != nil {
-		return nil, err
-	}
-	run, err := e.cp.Get(ctx, id)
+	run, err := e.GetStored(ctx, id)
 	if err != nil {
 		return nil, err
 	}
-	e.queuePosition(ctx, run)
-	run, err = e.inlined(ctx, run)
-	return e.priced(run), err
+	return e.inlined(ctx, run)
 }
 
 // List returns a page of runs; see [ControlPlane.List].
