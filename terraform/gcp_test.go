@@ -1,10 +1,6 @@
 package terraform
 
 import (
-	"go/ast"
-	"go/parser"
-	"go/token"
-	"path/filepath"
 	"slices"
 	"sort"
 	"strings"
@@ -129,39 +125,7 @@ var runPermissions = map[string][]string{
 // and execs clients (non-test files).
 func launcherCalls(t *testing.T) []string {
 	t.Helper()
-	files, err := filepath.Glob("../launchers/cloudrun/*.go")
-	if err != nil {
-		t.Fatal(err)
-	}
-	seen := map[string]bool{}
-	fset := token.NewFileSet()
-	for _, f := range files {
-		if strings.HasSuffix(f, "_test.go") {
-			continue
-		}
-		file, err := parser.ParseFile(fset, f, nil, 0)
-		if err != nil {
-			t.Fatalf("parse %s: %v", f, err)
-		}
-		ast.Inspect(file, func(n ast.Node) bool {
-			call, ok := n.(*ast.CallExpr)
-			if !ok {
-				return true
-			}
-			if sel, ok := call.Fun.(*ast.SelectorExpr); ok {
-				if recv, ok := sel.X.(*ast.SelectorExpr); ok && (recv.Sel.Name == "jobs" || recv.Sel.Name == "execs") {
-					seen[sel.Sel.Name] = true
-				}
-			}
-			return true
-		})
-	}
-	var out []string
-	for k := range seen {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
+	return fieldCalls(t, "../launchers/cloudrun", "jobs", "execs")
 }
 
 func TestGCPLauncherRoleAllowsWhatTheLauncherCalls(t *testing.T) {
@@ -236,7 +200,9 @@ func TestGCPKeyGrants(t *testing.T) {
 	want := map[string][]string{"launcher": all, "worker": {kmsPermissions["Decrypt"]}}
 	names := m.ofType("resource", "google_kms_crypto_key_iam_member")
 	slices.Sort(names)
-	if d := cmp.Diff([]string{"launcher", "worker"}, names); d != "" {
+	// payloads: Cloud Storage's service agent, for the payload bucket's
+	// CMEK (TestGCPPayloadBucket).
+	if d := cmp.Diff([]string{"launcher", "payloads", "worker"}, names); d != "" {
 		t.Fatalf("google_kms_crypto_key_iam_member grants (-want +module):\n%s", d)
 	}
 	for who, perms := range want {

@@ -24,6 +24,7 @@ var gcpAPIs = map[string]string{
 	"google_secret_manager_":                 "secretmanager.googleapis.com",
 	"google_eventarc_":                       "eventarc.googleapis.com",
 	"google_storage_project_service_account": "storage.googleapis.com",
+	"google_storage_bucket":                  "storage.googleapis.com",
 }
 
 // gcpAlsoNeeds are APIs a resource type needs besides its own: Eventarc

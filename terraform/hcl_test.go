@@ -4,8 +4,10 @@ import (
 	"go/ast"
 	"go/parser"
 	"go/token"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -255,5 +257,40 @@ func goConsts(t *testing.T, dir, prefix string) map[string]string {
 	if len(out) == 0 {
 		t.Fatalf("no %s* string constants in %s", prefix, dir)
 	}
+	return out
+}
+
+// fieldCalls returns, sorted, the methods the Go package in dir calls on
+// the fields named fields (X.FIELD.Method(…)), parsed from its non-test
+// files.
+func fieldCalls(t *testing.T, dir string, fields ...string) []string {
+	t.Helper()
+	files, err := filepath.Glob(filepath.Join(dir, "*.go"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	seen := map[string]bool{}
+	fset := token.NewFileSet()
+	for _, f := range files {
+		if strings.HasSuffix(f, "_test.go") {
+			continue
+		}
+		file, err := parser.ParseFile(fset, f, nil, 0)
+		if err != nil {
+			t.Fatalf("parse %s: %v", f, err)
+		}
+		ast.Inspect(file, func(n ast.Node) bool {
+			if call, ok := n.(*ast.CallExpr); ok {
+				if sel, ok := call.Fun.(*ast.SelectorExpr); ok {
+					if recv, ok := sel.X.(*ast.SelectorExpr); ok && slices.Contains(fields, recv.Sel.Name) {
+						seen[sel.Sel.Name] = true
+					}
+				}
+			}
+			return true
+		})
+	}
+	out := slices.Collect(maps.Keys(seen))
+	slices.Sort(out)
 	return out
 }

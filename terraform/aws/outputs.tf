@@ -97,3 +97,8 @@ output "page_token_key_sealed" {
   description = "The deployment's page-token key sealed by its KMS key (purpose page-token-key): set SORTIE_PAGE_TOKEN_KEY_SEALED to it on every host and CLI of the deployment."
   value       = aws_kms_ciphertext.page_token_key.ciphertext_blob
 }
+
+output "payload_bucket_url" {
+  description = "URL of the payload store's bucket for hosts (SORTIE_PAYLOAD_BUCKET; sortie serve --payload-bucket: s3://BUCKET?region=REGION), or null without payload_store."
+  value       = var.payload_store ? "s3://${aws_s3_bucket.payloads[0].bucket}?region=${data.aws_region.current.name}" : null
+}

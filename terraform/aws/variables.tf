@@ -230,3 +230,19 @@ variable "gcp_token_audience" {
   description = "Audience of the Google ID tokens the Cloud Run worker presents (its SORTIE_AWS_TOKEN_AUDIENCE; the trust policy's accounts.google.com:oaud)."
   default     = "sts.amazonaws.com"
 }
+
+variable "payload_store" {
+  type        = bool
+  description = "Create the payload store's S3 bucket (output payload_bucket_url, SORTIE_PAYLOAD_BUCKET or sortie serve --payload-bucket), which keeps variables and results over their inline limits, with object access under runs/ for the worker function and the host roles. False creates none."
+  default     = true
+}
+
+variable "payload_retention_days" {
+  type        = number
+  description = "Days after which the payload bucket's lifecycle rule deletes objects under runs/: the backstop of the store's own deletes (a run deleted or expired, the orphan sweep). Keep it above the longest retention of a run."
+  default     = 30
+  validation {
+    condition     = var.payload_retention_days >= 1 && floor(var.payload_retention_days) == var.payload_retention_days
+    error_message = "payload_retention_days must be a whole number of days, at least 1."
+  }
+}

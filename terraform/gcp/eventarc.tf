@@ -20,9 +20,10 @@ resource "google_project_iam_member" "eventarc_receiver" {
 # the project's Cloud Storage service agent, which needs
 # roles/pubsub.publisher (Eventarc docs, "Route Cloud Storage events to
 # Cloud Run": grant it before creating a trigger for direct Cloud Storage
-# events); without it the trigger cannot be created.
+# events); without it the trigger cannot be created. The same agent
+# encrypts the payload bucket with the module's key (payloads.tf).
 data "google_storage_project_service_account" "gcs" {
-  count      = local.storage_trigger ? 1 : 0
+  count      = local.storage_trigger || var.payload_store ? 1 : 0
   project    = var.project
   depends_on = [google_project_service.apis]
 }

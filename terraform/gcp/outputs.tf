@@ -37,3 +37,8 @@ output "eventarc_trigger" {
   description = "Name of the Eventarc trigger, or null when none is configured."
   value       = var.eventarc == null ? null : google_eventarc_trigger.events[0].name
 }
+
+output "payload_bucket_url" {
+  description = "URL of the payload store's bucket for hosts (SORTIE_PAYLOAD_BUCKET; sortie serve --payload-bucket: gs://BUCKET), or null without payload_store."
+  value       = var.payload_store ? "gs://${google_storage_bucket.payloads[0].name}" : null
+}

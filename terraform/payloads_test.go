@@ -1,0 +1,203 @@
+package terraform
+
+import (
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/sortie-run/sortie/payload"
+)
+
+// What each gocloud.dev/blob Bucket method the payload store calls needs:
+// the S3 actions s3blob's requests take (HeadObject is s3:GetObject; a
+// large write is a multipart upload, s3:PutObject, aborted on failure) and
+// the Cloud Storage permissions gcsblob's do (replacing an object needs
+// delete too). A method missing here fails the test: add what it needs.
+var (
+	blobS3Actions = map[string][]string{
+		"NewReader": {"s3:GetObject"}, "ReadAll": {"s3:GetObject"}, "Attributes": {"s3:GetObject"}, "Exists": {"s3:GetObject"},
+		"WriteAll": {"s3:PutObject", "s3:AbortMultipartUpload"}, "NewWriter": {"s3:PutObject", "s3:AbortMultipartUpload"},
+		"Delete": {"s3:DeleteObject"},
+		"List":   {"s3:ListBucket"},
+	}
+	blobGCSPermissions = map[string][]string{
+		"NewReader": {"storage.objects.get"}, "ReadAll": {"storage.objects.get"}, "Attributes": {"storage.objects.get"}, "Exists": {"storage.objects.get"},
+		"WriteAll": {"storage.objects.create", "storage.objects.delete"}, "NewWriter": {"storage.objects.create", "storage.objects.delete"},
+		"Delete": {"storage.objects.delete"},
+		"List":   {"storage.objects.list"},
+	}
+)
+
+// bucketCalls returns the methods package payload calls on its bucket
+// (X.bucket.Method).
+func bucketCalls(t *testing.T) []string {
+	t.Helper()
+	calls := fieldCalls(t, "../payload", "bucket")
+	if len(calls) == 0 {
+		t.Fatal("package payload calls no X.bucket.Method; this test no longer sees how it uses its bucket")
+	}
+	return calls
+}
+
+// needs returns the sorted union of what the called methods need.
+func needs(t *testing.T, calls []string, table map[string][]string) []string {
+	t.Helper()
+	var out []string
+	for _, c := range calls {
+		n, ok := table[c]
+		if !ok {
+			t.Fatalf("package payload calls Bucket.%s: add what it needs to the tables in payloads_test.go and grant it in both modules", c)
+		}
+		out = append(out, n...)
+	}
+	slices.Sort(out)
+	return slices.Compact(out)
+}
+
+// payloadPrefix is the key prefix of every payload object: what
+// payload.Key puts before the run ID.
+func payloadPrefix(t *testing.T) string {
+	t.Helper()
+	prefix, _, ok := strings.Cut(payload.Key("RUNID", "name"), "RUNID")
+	if !ok || prefix == "" {
+		t.Fatalf("payload.Key = %q, want PREFIX/RUNID/name", payload.Key("RUNID", "name"))
+	}
+	return prefix
+}
+
+// checkPayloadEnv checks the module's payload_bucket_url output names the
+// variable host/payloads.go reads and a URL of scheme.
+func checkPayloadEnv(t *testing.T, m *module, dir, scheme string) {
+	t.Helper()
+	env := goConsts(t, "../host", "EnvPayload")["EnvPayloadBucket"]
+	out := m.output(t, "payload_bucket_url")
+	if d := m.str(out, "description"); !strings.Contains(d, env) || !strings.Contains(d, "--payload-bucket") {
+		t.Errorf("%s: output payload_bucket_url description %q does not name %s and --payload-bucket", dir, d, env)
+	}
+	if v := m.str(out, "value"); !strings.Contains(v, `"`+scheme+"://${") {
+		t.Errorf("%s: output payload_bucket_url = %s, want a %s:// URL", dir, v, scheme)
+	}
+	if got := m.str(m.variable(t, "payload_store"), "default"); got != "true" {
+		t.Errorf("%s: variable payload_store default = %s, want true", dir, got)
+	}
+	if got := m.text(m.local("payload_prefix")); got != payloadPrefix(t) {
+		t.Errorf("%s: local.payload_prefix = %q, want %q, the prefix of payload.Key", dir, got, payloadPrefix(t))
+	}
+}
+
+// TestAWSPayloadBucket checks the payload store's bucket and grants
+// against package payload: the lifecycle rule expires what payload.Key
+// names, and hosts and the worker get exactly the actions s3blob takes
+// for the Bucket methods the store calls, under that prefix only.
+func TestAWSPayloadBucket(t *testing.T) {
+	m := parseModule(t, "aws")
+	checkPayloadEnv(t, m, "aws", "s3")
+	bucket := "aws_s3_bucket.payloads[0]"
+
+	sse := child(t, child(t, m.block(t, "resource", "aws_s3_bucket_server_side_encryption_configuration", "payloads"), "rule"), "apply_server_side_encryption_by_default")
+	if got := []string{m.str(sse, "sse_algorithm"), m.str(sse, "kms_master_key_id")}; !slices.Equal(got, []string{"aws:kms", "aws_kms_key.config.arn"}) {
+		t.Errorf("payload bucket encryption (algorithm, key) = %v, want aws:kms with the deployment's key", got)
+	}
+	pab := m.block(t, "resource", "aws_s3_bucket_public_access_block", "payloads")
+	for _, a := range []string{"block_public_acls", "block_public_policy", "ignore_public_acls", "restrict_public_buckets"} {
+		if got := m.str(pab, a); got != "true" {
+			t.Errorf("aws_s3_bucket_public_access_block.payloads.%s = %s, want true", a, got)
+		}
+	}
+	own := child(t, m.block(t, "resource", "aws_s3_bucket_ownership_controls", "payloads"), "rule")
+	if got := m.str(own, "object_ownership"); got != "BucketOwnerEnforced" {
+		t.Errorf("payload bucket object_ownership = %s, want BucketOwnerEnforced (no ACLs)", got)
+	}
+	rule := child(t, m.block(t, "resource", "aws_s3_bucket_lifecycle_configuration", "payloads"), "rule")
+	got := []string{m.str(rule, "status"), m.str(child(t, rule, "filter"), "prefix"), m.str(child(t, rule, "expiration"), "days")}
+	if d := cmp.Diff([]string{"Enabled", "local.payload_prefix", "var.payload_retention_days"}, got); d != "" {
+		t.Errorf("payload bucket lifecycle rule (status, prefix, days) (-want +module):\n%s", d)
+	}
+
+	tls := child(t, m.block(t, "data", "aws_iam_policy_document", "payloads_tls"), "statement")
+	cond := child(t, tls, "condition")
+	gotTLS := []string{m.str(tls, "effect"), strings.Join(m.strs(tls, "actions"), ","), strings.Join(m.strs(tls, "resources"), ","),
+		m.str(cond, "test") + " " + m.str(cond, "variable") + "=" + strings.Join(m.strs(cond, "values"), ",")}
+	wantTLS := []string{"Deny", "s3:*", bucket + ".arn,${" + bucket + ".arn}/*", "Bool aws:SecureTransport=false"}
+	if d := cmp.Diff(wantTLS, gotTLS); d != "" {
+		t.Errorf("payload bucket TLS-only policy (effect, actions, resources, condition) (-want +module):\n%s", d)
+	}
+	if got := m.str(m.block(t, "resource", "aws_s3_bucket_policy", "payloads"), "policy"); got != "data.aws_iam_policy_document.payloads_tls[0].json" {
+		t.Errorf("aws_s3_bucket_policy.payloads.policy = %s, want the TLS-only document", got)
+	}
+
+	calls := bucketCalls(t)
+	var objects, list []string
+	for _, a := range needs(t, calls, blobS3Actions) {
+		if a == "s3:ListBucket" {
+			list = append(list, a)
+		} else {
+			objects = append(objects, a)
+		}
+	}
+	want := map[string]grant{
+		"PayloadObjects":   {Actions: objects, Resources: []string{"${" + bucket + ".arn}/${local.payload_prefix}*"}},
+		"PayloadBucketKey": {Actions: []string{"kms:Decrypt", "kms:GenerateDataKey"}, Resources: []string{"aws_kms_key.config.arn"}, Condition: "StringEquals kms:EncryptionContext:aws:s3:arn=" + bucket + ".arn"},
+	}
+	if list != nil {
+		want["ListPayloads"] = grant{Actions: list, Resources: []string{bucket + ".arn"}}
+	}
+	if d := cmp.Diff(want, m.policy(t, "payloads")); d != "" {
+		t.Errorf("data.aws_iam_policy_document.payloads differs from what package payload calls (-want +module):\n%s", d)
+	}
+	for name, role := range map[string]string{"worker_payloads": "aws_iam_role.worker.id", "host_payloads": "aws_iam_role.host[each.key].id"} {
+		attach := m.block(t, "resource", "aws_iam_role_policy", name)
+		if got := []string{m.str(attach, "role"), m.str(attach, "policy")}; !slices.Equal(got, []string{role, "data.aws_iam_policy_document.payloads[0].json"}) {
+			t.Errorf("aws_iam_role_policy.%s (role, policy) = %v, want %s with the payloads document", name, got, role)
+		}
+	}
+	if got := m.str(m.block(t, "resource", "aws_iam_role_policy", "host_payloads"), "for_each"); got != "var.payload_store ? var.host_roles : toset([])" {
+		t.Errorf("aws_iam_role_policy.host_payloads for_each = %s, want every host role", got)
+	}
+}
+
+// TestGCPPayloadBucket checks the payload store's Cloud Storage bucket
+// and grants against package payload, as TestAWSPayloadBucket does.
+func TestGCPPayloadBucket(t *testing.T) {
+	m := parseModule(t, "gcp")
+	checkPayloadEnv(t, m, "gcp", "gs")
+	b := m.block(t, "resource", "google_storage_bucket", "payloads")
+	got := []string{m.str(b, "uniform_bucket_level_access"), m.str(b, "public_access_prevention"), m.str(child(t, b, "encryption"), "default_kms_key_name")}
+	if d := cmp.Diff([]string{"true", "enforced", "google_kms_crypto_key.config.id"}, got); d != "" {
+		t.Errorf("payload bucket (uniform access, public access prevention, key) (-want +module):\n%s", d)
+	}
+	rule := child(t, b, "lifecycle_rule")
+	cond := child(t, rule, "condition")
+	got = []string{m.str(child(t, rule, "action"), "type"), m.str(cond, "age"), strings.Join(m.strs(cond, "matches_prefix"), ",")}
+	if d := cmp.Diff([]string{"Delete", "var.payload_retention_days", "local.payload_prefix"}, got); d != "" {
+		t.Errorf("payload bucket lifecycle rule (action, age, prefix) (-want +module):\n%s", d)
+	}
+	// Cloud Storage encrypts as its service agent, which needs the key.
+	key := m.block(t, "resource", "google_kms_crypto_key_iam_member", "payloads")
+	got = []string{m.str(key, "crypto_key_id"), m.str(key, "role"), m.str(key, "member")}
+	want := []string{"google_kms_crypto_key.config.id", "roles/cloudkms.cryptoKeyEncrypterDecrypter", "serviceAccount:${data.google_storage_project_service_account.gcs[0].email_address}"}
+	if d := cmp.Diff(want, got); d != "" {
+		t.Errorf("google_kms_crypto_key_iam_member.payloads (key, role, member) (-want +module):\n%s", d)
+	}
+
+	role := m.block(t, "resource", "google_project_iam_custom_role", "payloads")
+	if d := cmp.Diff(needs(t, bucketCalls(t), blobGCSPermissions), m.strs(role, "permissions")); d != "" {
+		t.Errorf("google_project_iam_custom_role.payloads permissions differ from what package payload calls (-want +module):\n%s", d)
+	}
+	member := m.block(t, "resource", "google_storage_bucket_iam_member", "payloads")
+	got = []string{m.str(member, "bucket"), m.str(member, "role"), m.str(member, "for_each")}
+	want = []string{"google_storage_bucket.payloads[0].name", "google_project_iam_custom_role.payloads[0].id",
+		"var.payload_store ? { launcher = google_service_account.launcher.member, worker = google_service_account.worker.member } : {}"}
+	if d := cmp.Diff(want, got); d != "" {
+		t.Errorf("google_storage_bucket_iam_member.payloads (bucket, role, members) (-want +module):\n%s", d)
+	}
+	expr := m.str(child(t, member, "condition"), "expression")
+	if !strings.Contains(expr, `resource.name.startsWith(\"projects/_/buckets/${local.payload_bucket}/objects/${local.payload_prefix}\")`) {
+		t.Errorf("google_storage_bucket_iam_member.payloads condition %s does not limit objects to local.payload_prefix", expr)
+	}
+	if got := m.str(b, "name"); got != "local.payload_bucket" {
+		t.Errorf("google_storage_bucket.payloads.name = %s, want local.payload_bucket (the name the grant's condition uses)", got)
+	}
+}
