@@ -284,7 +284,11 @@ func (e *Engine) submitQueued(ctx context.Context, res *Reservation) (*Run, bool
 	if err != nil || !run.Queued() {
 		return run, created, err
 	}
-	if _, err := e.admit(ctx, run.Concurrency.Key); err != nil {
+	admit := e.admit
+	if e.opts.OwnRunsOnly {
+		admit = func(ctx context.Context, _ string) (int, error) { return e.admitOwn(ctx, run) }
+	}
+	if _, err := admit(ctx, run.Concurrency.Key); err != nil {
 		// The run is stored; the reconciler admits it later.
 		e.log.Warn("admission deferred", "run", run.ID, "key", run.Concurrency.Key, "err", err)
 	}
@@ -353,4 +357,44 @@ func (e *Engine) queuePosition(ctx context.Context, run *Run) {
 		return
 	}
 	run.Queue = &QueuePosition{Key: run.Concurrency.Key, Position: pos}
+}
+
+// admitOwn launches run, queued, when it is first in its key's queue and
+// a slot is free; it launches nothing else. It returns how many it
+// launched (0 or 1).
+func (e *Engine) admitOwn(ctx context.Context, run *Run) (int, error) {
+	queued, err := e.cp.Queued(ctx, run.Concurrency.Key, 1)
+	if err != nil || len(queued) == 0 || queued[0].ID != run.ID {
+		return 0, err
+	}
+	err = e.admitOne(ctx, queued[0])
+	switch {
+	case err == nil:
+		return 1, nil
+	case errors.Is(err, ErrConcurrencyLimit), errors.Is(err, ErrConflict), errors.Is(err, ErrTerminal), errors.Is(err, ErrCancelRequested):
+		return 0, nil // full, or another engine moved it
+	}
+	return 0, err
+}
+
+// ReconcileOne reconciles run id alone: it retries or ends its attempt
+// when its lease expired, and admits it when it is queued and first in
+// line. It reports whether it acted. A short-lived process that follows
+// one run calls it instead of [Engine.RunReconciler], so it never
+// launches other runs on workers that end with it. It returns ErrClosed
+// after Close.
+func (e *Engine) ReconcileOne(ctx context.Context, id RunID) (bool, error) {
+	if err := e.life.acquire("reconcile"); err != nil {
+		return false, err
+	}
+	defer e.life.release()
+	run, err := e.cp.Get(ctx, id)
+	if err != nil {
+		return false, err
+	}
+	if run.Queued() {
+		n, err := e.admitOwn(ctx, run)
+		return n > 0, err
+	}
+	return e.reconcileID(ctx, id)
 }

@@ -55,6 +55,13 @@ type ReportIssuer interface {
 
 // EngineOptions configures an [Engine]. A nil *EngineOptions means the defaults.
 type EngineOptions struct {
+	// OwnRunsOnly keeps the engine of a short-lived process, whose warm
+	// workers end with it, from launching runs it did not submit: a
+	// submission over its concurrency limit is admitted only when it is
+	// first in its queue (older queued runs wait for a long-lived engine),
+	// and [Engine.ReconcileOne] looks after one run. The CLI's run, follow
+	// and resume set it. Optional; false admits every queued run.
+	OwnRunsOnly bool
 	// DefaultPolicy fills policy fields neither the request nor the agent
 	// set. Optional; defaults to [Policy.WithDefaults].
 	DefaultPolicy Policy

@@ -81,6 +81,10 @@ type Config struct {
 	// attempt, claimed and reported by this host) that stop when the
 	// host closes.
 	ProcessPerAttempt bool
+	// OwnRunsOnly is [sortie.EngineOptions.OwnRunsOnly]: a host that lives
+	// only as long as the run it submits or follows launches no other run
+	// on its warm workers. Optional.
+	OwnRunsOnly bool
 	// WorkerPoolSize is the most warm worker processes alive at once (and
 	// so the most local attempts running at once; the others wait for
 	// one), also for each exec runtime of the session protocol.

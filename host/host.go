@@ -107,7 +107,7 @@ func New(ctx context.Context, cfg Config) (*Host, error) {
 // openEngine opens the control plane, the sealer and the launcher, and
 // the engine over them.
 func (h *Host) openEngine(ctx context.Context) error {
-	opts := sortie.EngineOptions{Logger: h.log, Pricer: h.cfg.Prices, Models: h.cfg.Models}
+	opts := sortie.EngineOptions{Logger: h.log, Pricer: h.cfg.Prices, Models: h.cfg.Models, OwnRunsOnly: h.cfg.OwnRunsOnly}
 	if h.issuer != nil {
 		opts.ReportIssuer = h.issuer
 	}

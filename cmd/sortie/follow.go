@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
 	"time"
 
@@ -44,7 +45,7 @@ func follow(ctx context.Context, g *globals, t *target, id sortie.RunID, after s
 	rctx, stop := context.WithCancel(context.WithoutCancel(ctx))
 	defer stop()
 	if t.h != nil { // a remote host reconciles itself
-		go t.h.RunReconciler(rctx)
+		go reconcileOne(rctx, t.h.Engine(), id, g.reconcile, g.logger(os.Stderr))
 	}
 	seen := false // an update came: the host was reached
 	for u, err := range t.client.Follow(ctx, id, after) {
@@ -68,6 +69,25 @@ func follow(ctx context.Context, g *globals, t *target, id sortie.RunID, after s
 		return exitFor(u.Run)
 	}
 	return nil
+}
+
+// reconcileOne reconciles run id every interval until ctx ends: this
+// command's workers end with it, so it launches no other run.
+func reconcileOne(ctx context.Context, e *sortie.Engine, id sortie.RunID, interval time.Duration, log *slog.Logger) {
+	t := time.NewTicker(interval)
+	defer t.Stop()
+	for {
+		if _, err := e.ReconcileOne(ctx, id); errors.Is(err, sortie.ErrClosed) || ctx.Err() != nil {
+			return
+		} else if err != nil {
+			log.Warn("reconcile", "run", id, "err", err)
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+	}
 }
 
 // followHint is the command that follows the run on from after.

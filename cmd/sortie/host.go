@@ -175,6 +175,7 @@ func (g *globals) config(extra ...sortie.Manifest) (host.Config, error) {
 		WorkerLogLevel: g.workerLogLevel(), ConfigEnv: g.configEnv, Destinations: policy, ReconcileInterval: g.reconcile,
 		Prices: prices, API: g.api, Logger: g.logger(os.Stderr), WorkerPoolSize: g.workers, WorkerRecycleAfter: g.recycle,
 		ProcessPerAttempt: g.processPerAttempt || (!g.inProcess && g.outlivedByAttempts()),
+		OwnRunsOnly:       g.followsOneRun(),
 		PayloadBucket:     g.payloadBucket, PayloadLimits: g.payloadLimits}
 	if len(extra) > 0 {
 		cfg.Agents = builtin.Agents()
@@ -229,6 +230,22 @@ func (g *globals) outlivedByAttempts() bool {
 		// The next attempt goes on after resume --no-follow returns.
 		noFollow, _ := g.command.Flags().GetBool("no-follow")
 		return noFollow
+	}
+	return false
+}
+
+// followsOneRun reports whether the command lives only as long as one run
+// it submits or follows (run, follow, resume): its host must not launch
+// other runs on warm workers that end with it.
+func (g *globals) followsOneRun() bool {
+	if g.command == nil {
+		return false
+	}
+	switch g.command.Name() {
+	case "run", "follow":
+		return true
+	case "resume":
+		return !g.outlivedByAttempts()
 	}
 	return false
 }

@@ -70,3 +70,25 @@ func TestLiveAgentsReload(t *testing.T) {
 		t.Errorf("Agent(no-such) = %v, want ErrNotFound", err)
 	}
 }
+
+// A short-lived command (run, follow) launches no run but its own on the
+// warm workers that end with it: a queued run of another command stays
+// queued through an unrelated sortie run, and sortie follow of it admits
+// it and sees it complete on its first attempt.
+func TestShortLivedCommandsLaunchOnlyTheirOwnRun(t *testing.T) {
+	c := newCLI(t)
+	dir := agentDir(t, `{"name":"limited","runtime":"go:probe","concurrency":{"limit":1,"key":"{{.customer}}"}}`)
+	first := c.submit(dir, "--var", `customer="acme"`, "--var", "sleep_ms=1500")
+	queued := c.submit(dir, "--var", `customer="acme"`, "--var", "events=1")
+	waitFor(t, "the first run to end", waitLong, func() bool { return c.get(first).State.Terminal() })
+	if r := c.run("run", "probe", "--var", "events=1"); r.code != 0 {
+		t.Fatalf("sortie run probe: exit %d, %s", r.code, r.stderr)
+	}
+	if run := c.get(queued); !run.Queued() {
+		t.Fatalf("queued run after an unrelated sortie run = %s on attempt %d (%+v), want still queued: that command's workers end with it", run.State, run.Attempt, run.Error)
+	}
+	r := c.run("follow", string(queued))
+	if run := c.get(queued); r.code != 0 || run.State != sortie.StateCompleted || run.Attempt != 1 {
+		t.Errorf("sortie follow of the queued run: exit %d, run %s on attempt %d (%+v); want completed by attempt 1\n%s", r.code, run.State, run.Attempt, run.Error, r.stderr)
+	}
+}

@@ -194,6 +194,9 @@ when you stop following with Ctrl-C (the run goes on).`,
 			defer t.Close()
 			if !g.jsonOut {
 				fmt.Fprintf(os.Stderr, "run %s submitted (agent %s)\n", run.ID, run.Agent.Name)
+				if run.Queue != nil {
+					fmt.Fprintf(os.Stderr, "queued: position %d for concurrency key %q; it starts when a slot frees\n", run.Queue.Position, run.Queue.Key)
+				}
 			}
 			return follow(cmd.Context(), g, t, run.ID, sortie.Cursor{})
 		},
