@@ -123,7 +123,7 @@ func (p *ModelPolicy) Check(field string, m ModelProfile) error {
 		return invalidf(field+".model", "%.200q is not in the host's allowed_models (%s)", m.ID(), strings.Join(p.AllowedModels, ", "))
 	}
 	if !p.AllowManifestOptions && hasConfig(m.Options) && !bytes.Equal(bytes.TrimSpace(m.Options), []byte("{}")) {
-		return invalidf(field+".options", "the host's model policy does not allow profiles to set options (allow_manifest_options is false)")
+		return invalidf(field+".options", "the host's model policy does not allow profiles to set options (allow_manifest_options is false: sortie --allow-model-options, or SORTIE_ALLOW_MODEL_OPTIONS=1)")
 	}
 	return nil
 }

@@ -305,3 +305,17 @@ func TestLowerCaseRunID(t *testing.T) {
 		t.Errorf("sortie get %s: exit %d, stdout %.200q, stderr %q; want run %s", strings.ToLower(string(id)), r.code, r.stdout, r.stderr, id)
 	}
 }
+
+// A bare name that is no built-in agent names a directory here holding
+// agent.json, as `sortie run echo` for ./echo; a built-in name wins.
+func TestBareNameOfAnAgentDirectory(t *testing.T) {
+	c := newCLI(t)
+	dir := agentDir(t, `{"name":"bare","runtime":"go:probe"}`)
+	cmd := c.cmd("run", filepath.Base(dir), "--var", "events=1", "--json")
+	cmd.Dir = filepath.Dir(dir)
+	r := runCmd(t, cmd)
+	_, final := jsonLines(t, r.stdout)
+	if r.code != 0 || final == nil || final.Agent.Name != "bare" {
+		t.Errorf("sortie run %s (a directory in the working directory): exit %d, final %+v; want agent bare completed\n%s", filepath.Base(dir), r.code, final, r.stderr)
+	}
+}

@@ -348,13 +348,23 @@ func flagError(err error) error {
 // directory holding agent.json (the operator's own file) or a known name.
 func resolveAgent(arg string) (name string, extra []sortie.Manifest, err error) {
 	if !strings.ContainsRune(arg, os.PathSeparator) && !strings.HasPrefix(arg, ".") {
-		return arg, nil, nil
+		// A bare name is a built-in agent, else a directory here that
+		// holds agent.json ("echo" for ./echo).
+		if _, builtIn := builtin.Agents()[arg]; builtIn || !fileExists(filepath.Join(arg, "agent.json")) {
+			return arg, nil, nil
+		}
 	}
 	m, err := loadManifest(filepath.Join(arg, "agent.json"))
 	if err != nil {
 		return "", nil, err
 	}
 	return m.Name, []sortie.Manifest{m}, nil
+}
+
+// fileExists reports whether path names a regular file.
+func fileExists(path string) bool {
+	st, err := os.Stat(path)
+	return err == nil && st.Mode().IsRegular()
 }
 
 // loadManifest reads an agent manifest file the operator named on the

@@ -83,7 +83,11 @@ func printSteps(w io.Writer, steps []sortie.Step) {
 		if st.Secret {
 			secret = ", secret"
 		}
-		fmt.Fprintf(w, "step %s	%s by attempt %d, %d tries, %d ms%s\n", st.Name, st.Status, st.Attempt, st.Tries, st.DurationMs, secret)
+		tries := "1 try"
+		if st.Tries != 1 {
+			tries = fmt.Sprintf("%d tries", st.Tries)
+		}
+		fmt.Fprintf(w, "step %s	%s by attempt %d, %s, %d ms%s\n", st.Name, st.Status, st.Attempt, tries, st.DurationMs, secret)
 	}
 }
 
