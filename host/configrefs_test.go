@@ -1,7 +1,6 @@
 package host_test
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -12,7 +11,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 
 	secretmanager "cloud.google.com/go/secretmanager/apiv1"
@@ -30,6 +28,7 @@ import (
 	"github.com/sortie-run/sortie/functions/gcpsecrets"
 	fnprobe "github.com/sortie-run/sortie/functions/probe"
 	"github.com/sortie-run/sortie/host"
+	"github.com/sortie-run/sortie/internal/logbuf"
 	"github.com/sortie-run/sortie/testrig/secretstores"
 )
 
@@ -52,24 +51,7 @@ type refsHost struct {
 	*served
 	aws  *secretstores.AWS
 	gcp  *secretstores.GCP
-	logs *syncBuffer
-}
-
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
+	logs *logbuf.Buffer
 }
 
 // refCheck reports, for each canary variable, whether Call.Config holds
@@ -107,7 +89,7 @@ func newRefsHost(t *testing.T) *refsHost {
 		t.Fatal(err)
 	}
 	r := &refsHost{aws: secretstores.StartAWS(t, map[string]string{stripeARN: refCanaries["STRIPE_KEY"]}),
-		gcp: secretstores.StartGCP(t, map[string]string{githubSecret: refCanaries["GITHUB_TOKEN"]}), logs: &syncBuffer{}}
+		gcp: secretstores.StartGCP(t, map[string]string{githubSecret: refCanaries["GITHUB_TOKEN"]}), logs: &logbuf.Buffer{}}
 	reg := functions.NewRegistry()
 	reg.Register("refcheck", refCheck)
 	fnprobe.Register(reg)

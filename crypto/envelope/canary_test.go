@@ -20,6 +20,7 @@ import (
 	"github.com/sortie-run/sortie/controlplane/sqlite"
 	"github.com/sortie-run/sortie/crypto/envelope"
 	"github.com/sortie-run/sortie/functions"
+	"github.com/sortie-run/sortie/internal/logbuf"
 	"github.com/sortie-run/sortie/launchers/local"
 	"github.com/sortie-run/sortie/testrig/localkms"
 )
@@ -28,24 +29,6 @@ import (
 // appear outside the handler.
 const canary = "CANARY-4f9a1c7e-never-leave-the-worker"
 
-// syncBuffer is a concurrency-safe log sink.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  strings.Builder
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
 // canaryRig is a full embedded host: SQLite control plane, in-process
 // local launcher, worker, AWS KMS (local-kms) keys; engine and worker keep
 // separate keepers, as separate processes would.
@@ -53,7 +36,7 @@ type canaryRig struct {
 	dir        string
 	cp         *sqlite.ControlPlane
 	client     *sortie.Client
-	logs       *syncBuffer
+	logs       *logbuf.Buffer
 	authorized atomic.Int32 // API calls that carried the canary
 	mu         sync.Mutex
 	invs       []*sortie.Invocation
@@ -65,7 +48,7 @@ var canaryAgent = sortie.Manifest{Name: "canary", Runtime: "go:canary",
 	Policy: sortie.Policy{HeartbeatMs: 100, LeaseMs: 2000, BackoffMs: 1, MaxAttempts: 3}}
 
 func newCanaryRig(t *testing.T) *canaryRig {
-	r := &canaryRig{dir: t.TempDir(), logs: &syncBuffer{}}
+	r := &canaryRig{dir: t.TempDir(), logs: &logbuf.Buffer{}}
 	log := slog.New(slog.NewJSONHandler(r.logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	api := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
 		if req.Header.Get("Authorization") != "Bearer "+canary {

@@ -1,7 +1,6 @@
 package callback_test
 
 import (
-	"bytes"
 	"context"
 	"crypto/rand"
 	"encoding/base64"
@@ -11,7 +10,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -20,6 +18,7 @@ import (
 	"github.com/sortie-run/sortie/crypto/sign"
 	"github.com/sortie-run/sortie/functions"
 	"github.com/sortie-run/sortie/functions/probe"
+	"github.com/sortie-run/sortie/internal/logbuf"
 	"github.com/sortie-run/sortie/internal/testwait"
 	"github.com/sortie-run/sortie/launchers/local"
 	"github.com/sortie-run/sortie/server/callback"
@@ -40,7 +39,7 @@ type host struct {
 	handler *callback.Handler
 	engine  *sortie.Engine
 	client  *sortie.Client
-	logs    *syncBuffer
+	logs    *logbuf.Buffer
 	started chan *sortie.Invocation
 }
 
@@ -57,7 +56,7 @@ func newHost(t testing.TB, start func(ctx context.Context, inv *sortie.Invocatio
 	if err != nil {
 		t.Fatal(err)
 	}
-	h := &host{cp: memory.New(), keys: keys, logs: &syncBuffer{}, started: make(chan *sortie.Invocation, 16)}
+	h := &host{cp: memory.New(), keys: keys, logs: &logbuf.Buffer{}, started: make(chan *sortie.Invocation, 16)}
 	h.handler, err = callback.NewHandler(h.cp, keys, &callback.HandlerOptions{
 		Logger: slog.New(slog.NewTextHandler(h.logs, &slog.HandlerOptions{Level: slog.LevelDebug}))})
 	if err != nil {
@@ -248,22 +247,4 @@ func (h *host) stored(t testing.TB, id sortie.RunID) stored {
 		t.Fatalf("Events(%s) = %v", id, err)
 	}
 	return stored{Run: run, Events: evs}
-}
-
-// syncBuffer is a bytes.Buffer safe for the handler's concurrent logs.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }
