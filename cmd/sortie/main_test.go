@@ -53,24 +53,18 @@ func newCLI(t *testing.T) *cli {
 }
 
 // endWorkers waits up to a minute for the processes started with state dir
-// as their SORTIE_STATE_DIR or on their command line to exit, then kills
-// those left (a run that never ends would otherwise outlive the test).
+// as their SORTIE_STATE_DIR or on their command line to exit; those left
+// then are killed and the test fails (a test must not leave a run going).
 func endWorkers(t *testing.T, dir string) {
-	deadline := time.Now().Add(time.Minute)
-	for {
+	defer func() {
+		for _, pid := range workersOf(dir) {
+			syscall.Kill(pid, syscall.SIGKILL)
+		}
+	}()
+	testwait.UntilReport(t, "the workers using the state directory to exit", time.Minute, func() (bool, string) {
 		pids := workersOf(dir)
-		if len(pids) == 0 {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Logf("killing workers %v still using %s", pids, dir)
-			for _, pid := range pids {
-				syscall.Kill(pid, syscall.SIGKILL)
-			}
-			return
-		}
-		time.Sleep(20 * time.Millisecond) // polling /proc: there is nothing to wait on
-	}
+		return len(pids) == 0, fmt.Sprintf("pids %v", pids)
+	})
 }
 
 // workersOf lists the processes whose environment or command line names

@@ -337,12 +337,7 @@ func TestThrottlingKeepsLeasesAndAnswers(t *testing.T) {
 	reps, workers := r.holding(t, l.attempts, release)
 	ctx, stopReconciler := context.WithCancel(context.Background())
 	var reconciled sync.WaitGroup
-	reconciled.Go(func() {
-		for ctx.Err() == nil {
-			_, _ = r.engine.Reconcile(ctx)
-			time.Sleep(250 * time.Millisecond) // the reconciler's own schedule, not a wait for a result
-		}
-	})
+	reconciled.Go(func() { r.engine.RunReconciler(ctx, 250*time.Millisecond) })
 	var sub submitter
 	sub.rate.Store(int64(l.rate))
 	stop := make(chan struct{})

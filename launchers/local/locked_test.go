@@ -21,7 +21,7 @@ import (
 )
 
 // holdLockEnv makes the test binary a worker frozen inside a write: once
-// the file $LOCAL_TEST_HOLD_LOCK_GO exists it begins a write transaction
+// the test opens the gate (writes the FIFO $LOCAL_TEST_HOLD_LOCK_GO) it begins a write transaction
 // on the SQLite file $LOCAL_TEST_HOLD_LOCK, says so on stderr and hangs,
 // holding the file's write lock and ignoring SIGTERM, so only the
 // launcher's SIGKILL after the grace ends it. (It does not SIGSTOP
@@ -30,11 +30,10 @@ import (
 const holdLockEnv = "LOCAL_TEST_HOLD_LOCK"
 
 func holdLock() int {
-	for {
-		if _, err := os.Stat(os.Getenv(holdLockEnv + "_GO")); err == nil {
-			break
-		}
-		time.Sleep(10 * time.Millisecond) // a worker's own pace, not a test's wait
+	// Opening a FIFO for reading blocks until the test opens it to write.
+	if _, err := os.ReadFile(os.Getenv(holdLockEnv + "_GO")); err != nil {
+		fmt.Fprintln(os.Stderr, "gate:", err)
+		return 1
 	}
 	// The host may be writing when the gate opens: wait for the lock as a
 	// worker does (busy timeout) rather than fail on SQLITE_BUSY.
@@ -53,7 +52,9 @@ func holdLock() int {
 	}
 	signal.Ignore(syscall.SIGTERM)
 	fmt.Fprintln(os.Stderr, "locked")
-	time.Sleep(time.Hour)
+	never := make(chan os.Signal, 1)
+	signal.Notify(never, syscall.SIGUSR1) // nobody sends it: hang until killed
+	<-never
 	return 0
 }
 
@@ -71,6 +72,9 @@ func TestCancelWhileAWorkerHoldsTheStateLocked(t *testing.T) {
 	defer cp.Close()
 	self, _ := os.Executable()
 	gate := filepath.Join(dir, "go")
+	if err := syscall.Mkfifo(gate, 0o600); err != nil {
+		t.Fatal(err)
+	}
 	l, err := local.New(&local.Options{Command: []string{self}, LogDir: filepath.Join(dir, "logs"), Grace: 100 * time.Millisecond,
 		Env: []string{holdLockEnv + "=" + db, holdLockEnv + "_GO=" + gate}})
 	if err != nil {
