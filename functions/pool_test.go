@@ -118,15 +118,24 @@ func TestWarmPoolProcessCrashEndsTheAttemptWithoutAWord(t *testing.T) {
 	}
 }
 
-func TestWarmPoolCancelStopsTheHandlerAndKeepsTheProcess(t *testing.T) {
-	r := newWarmRig(t, nil)
+// ticking executes a probe that ticks until cancelled on the warm pool,
+// with ctx as the worker's, and returns once its first tick is stored;
+// done receives the attempt's outcome.
+func (r *warmRig) ticking(t *testing.T, ctx context.Context) (*sortie.Invocation, <-chan sortie.Outcome) {
+	t.Helper()
 	inv := launched(t, r.cp, `{"until_cancelled": true, "interval_ms": 10}`)
 	done := make(chan sortie.Outcome, 1)
 	go func() {
-		o, _ := r.w.Execute(t.Context(), inv, functions.NewControlPlaneReporter(r.cp, inv, "warm-test"))
+		o, _ := r.w.Execute(ctx, inv, functions.NewControlPlaneReporter(r.cp, inv, "warm-test"))
 		done <- o
 	}()
 	testwait.Until(t, "a tick event", 10*time.Second, func() bool { return len(r.events(t, inv.RunID)) > 0 })
+	return inv, done
+}
+
+func TestWarmPoolCancelStopsTheHandlerAndKeepsTheProcess(t *testing.T) {
+	r := newWarmRig(t, nil)
+	inv, done := r.ticking(t, t.Context())
 	if _, err := r.cp.RequestCancel(t.Context(), inv.RunID, "test"); err != nil {
 		t.Fatal(err)
 	}
@@ -146,14 +155,8 @@ func TestWarmPoolCancelStopsTheHandlerAndKeepsTheProcess(t *testing.T) {
 // but the outcome is a retryable termination that says so, never a cancel.
 func TestWarmPoolHostStopIsNotACancel(t *testing.T) {
 	r := newWarmRig(t, nil)
-	inv := launched(t, r.cp, `{"until_cancelled": true, "interval_ms": 10}`)
 	ctx, stop := context.WithCancel(t.Context())
-	done := make(chan sortie.Outcome, 1)
-	go func() {
-		o, _ := r.w.Execute(ctx, inv, functions.NewControlPlaneReporter(r.cp, inv, "warm-test"))
-		done <- o
-	}()
-	testwait.Until(t, "a tick event", 10*time.Second, func() bool { return len(r.events(t, inv.RunID)) > 0 })
+	_, done := r.ticking(t, ctx)
 	stop()
 	o := <-done
 	if o.Error == nil || o.Error.Type != "terminated" || !o.Error.Retryable || strings.Contains(o.Error.Message, "cancel was requested") {

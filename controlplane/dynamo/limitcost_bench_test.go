@@ -28,11 +28,7 @@ func limitedRun(ctx context.Context, m *opMeter, host, worker *dynamo.ControlPla
 	run.IdempotencyKey, run.RequestHash = "key-"+string(run.ID), "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"
 	run.Concurrency = &sortie.RunConcurrency{Key: "probe/customer-1", Limit: 5}
 	lid := sortie.NewLaunchID()
-	steps := []struct {
-		name string
-		cp   *dynamo.ControlPlane
-		fn   func() error
-	}{
+	steps := []meteredOp{
 		{"Reserve", host, func() error {
 			_, _, err := host.Reserve(ctx, &sortie.Reservation{Run: run, NowMs: nowMs, SpendLimit: limit})
 			return err
@@ -62,12 +58,7 @@ func limitedRun(ctx context.Context, m *opMeter, host, worker *dynamo.ControlPla
 			return err
 		}},
 	}
-	for _, s := range steps {
-		if err := m.do(s.name, s.cp, s.fn); err != nil {
-			return fmt.Errorf("%s: %w", s.name, err)
-		}
-	}
-	return nil
+	return m.doAll(steps)
 }
 
 // BenchmarkLimitedRunCost reports the read and write units DynamoDB

@@ -34,6 +34,24 @@ func (m *opMeter) do(name string, cp *dynamo.ControlPlane, fn func() error) erro
 	return err
 }
 
+// meteredOp is one control-plane call of a benchmark run, metered under
+// name on the handle cp.
+type meteredOp struct {
+	name string
+	cp   *dynamo.ControlPlane
+	fn   func() error
+}
+
+// doAll meters ops in order; the first error names its operation.
+func (m *opMeter) doAll(ops []meteredOp) error {
+	for _, op := range ops {
+		if err := m.do(op.name, op.cp, op.fn); err != nil {
+			return fmt.Errorf("%s: %w", op.name, err)
+		}
+	}
+	return nil
+}
+
 // hostWorkerRun takes one run through what the engine's host does (Reserve
 // with attempt 1's launch, SetRef) on host and what a worker does (Claim,
 // events in one AppendEvents or one call each, Finish) on worker, metering
@@ -42,11 +60,7 @@ func hostWorkerRun(ctx context.Context, m *opMeter, host, worker *dynamo.Control
 	run := controlplanetest.NewRun(nowMs)
 	run.IdempotencyKey, run.RequestHash = "key-"+string(run.ID), "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"
 	lid := sortie.NewLaunchID()
-	steps := []struct {
-		name string
-		cp   *dynamo.ControlPlane
-		fn   func() error
-	}{
+	steps := []meteredOp{
 		{"Reserve", host, func() error {
 			_, _, err := host.Reserve(ctx, &sortie.Reservation{Run: run, NowMs: nowMs, LaunchID: lid})
 			return err
@@ -60,10 +74,8 @@ func hostWorkerRun(ctx context.Context, m *opMeter, host, worker *dynamo.Control
 			return err
 		}},
 	}
-	for _, s := range steps {
-		if err := m.do(s.name, s.cp, s.fn); err != nil {
-			return fmt.Errorf("%s: %w", s.name, err)
-		}
+	if err := m.doAll(steps); err != nil {
+		return err
 	}
 	evs := make([]sortie.Event, events)
 	for i := range evs {
