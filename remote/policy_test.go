@@ -46,11 +46,15 @@ func httpTransport() *runs.Transport {
 
 // loseFirstSubmitAnswer lets the first run submission reach the host but
 // drops the connection before the answer: the caller sees a transport
-// failure although the run exists.
+// failure although the run exists. Every answer closes its connection, so
+// the submission never travels on a reused one: net/http itself replays a
+// request carrying an Idempotency-Key when a reused connection fails, and
+// that replay would hide the loss from the policy under test.
 func loseFirstSubmitAnswer(lost *atomic.Int32) func(http.Handler) http.Handler {
 	return func(api http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			if r.Method != http.MethodPost || r.URL.Path != "/v1/runs" || !lost.CompareAndSwap(0, 1) {
+				w.Header().Set("Connection", "close")
 				api.ServeHTTP(w, r)
 				return
 			}
