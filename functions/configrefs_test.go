@@ -38,7 +38,8 @@ func testRefs(t *testing.T) *ConfigRefs {
 		"db":     {"var": "DATABASE_URL", "file": "db-url", "agents": ["test"]},
 		"stripe": {"var": "STRIPE_KEY", "aws_secret": "arn:aws:secretsmanager:eu-west-1:1:secret:stripe-AbC"},
 		"other":  {"var": "OTHER", "env": "X", "agents": ["someone-else"]},
-		"gone":   {"var": "GONE", "aws_secret": "missing"}}}`
+		"gone":   {"var": "GONE", "aws_secret": "missing"},
+		"short":  {"var": "SHORT", "env": "HOST_SHORT"}}}`
 	path := filepath.Join(dir, "config-refs.json")
 	if err := os.WriteFile(path, []byte(doc), 0o600); err != nil {
 		t.Fatal(err)
@@ -48,8 +49,11 @@ func testRefs(t *testing.T) *ConfigRefs {
 		t.Fatalf("LoadConfigRefs = %v", err)
 	}
 	c.LookupEnv = func(k string) (string, bool) {
-		if k == "HOST_OPENAI_KEY" {
+		switch k {
+		case "HOST_OPENAI_KEY":
 			return refCanary + "-env", true
+		case "HOST_SHORT":
+			return "s3cr3t7", true
 		}
 		return "", false
 	}
@@ -89,6 +93,7 @@ func TestConfigRefsFailuresNameTheIDOnly(t *testing.T) {
 		{"unknown at the worker", "nope", sortie.ErrorTypeRejected, false, `"nope" is not a configuration reference`},
 		{"another agent's", "other", sortie.ErrorTypeRejected, false, `"other" is not available to agent test`},
 		{"secret missing", "gone", errTypeConfig, false, `configuration reference "gone" (aws_secret): not found in the secret store (ResourceNotFoundException)`},
+		{"too short to mask", "short", errTypeConfig, false, `configuration reference "short" (env): the value is 7 bytes, under 8`},
 	} {
 		var seen map[string]string
 		w, _ := newWorker(configHandler(&seen))
@@ -103,7 +108,7 @@ func TestConfigRefsFailuresNameTheIDOnly(t *testing.T) {
 		if o.Error == nil || o.Error.Type != c.typ || o.Error.Retryable != c.retryable || !strings.Contains(o.Error.Message, c.says) {
 			t.Errorf("%s: outcome %+v, want error type %s (retryable %v) saying %q", c.name, o.Error, c.typ, c.retryable, c.says)
 		}
-		if o.Error != nil && (strings.Contains(o.Error.Message, "arn:") || strings.Contains(o.Error.Message, "missing")) {
+		if o.Error != nil && (strings.Contains(o.Error.Message, "arn:") || strings.Contains(o.Error.Message, "missing") || strings.Contains(o.Error.Message, "s3cr3t7")) {
 			t.Errorf("%s: the error %q names the reference's source", c.name, o.Error.Message)
 		}
 		if seen != nil {
@@ -131,7 +136,7 @@ func TestCheckConfigRefs(t *testing.T) {
 	for refs, want := range map[string]string{
 		"openai,db":      "",
 		"openai,openai2": `"openai" and "openai2" both set OPENAI_API_KEY`,
-		"nope":           `"nope" is not a configuration reference of this host (one of db, gone, openai, openai2, other, stripe)`,
+		"nope":           `"nope" is not a configuration reference of this host (one of db, gone, openai, openai2, other, short, stripe)`,
 		"db":             "",
 	} {
 		err := c.CheckConfigRefs("test", strings.Split(refs, ","))

@@ -160,9 +160,13 @@ func readRefFile(path string) ([]byte, error) {
 	return b, nil
 }
 
-// refValue checks a value: at most maxRefValueBytes of UTF-8, no NUL.
+// refValue checks a value: at least sortie.MinConfigValueBytes (shorter
+// ones cannot be masked safely, the rule inline configuration follows
+// when it is sealed) and at most maxRefValueBytes of UTF-8, no NUL.
 func refValue(b []byte) (string, error) {
 	switch {
+	case len(b) < sortie.MinConfigValueBytes:
+		return "", fmt.Errorf("the value is %d bytes, under %d: too short to mask safely where an agent echoes it", len(b), sortie.MinConfigValueBytes)
 	case len(b) > maxRefValueBytes:
 		return "", fmt.Errorf("the value is over %d bytes", maxRefValueBytes)
 	case !utf8.Valid(b) || strings.ContainsRune(string(b), 0):
