@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -138,6 +139,27 @@ func TestSubmitRefusesBadInputAndStoresNothing(t *testing.T) {
 	page, err := r.client.List(context.Background(), sortie.ListQuery{})
 	if err != nil || len(page.Runs) != 0 {
 		t.Errorf("List after refused submits = %d runs (%v), want none", len(page.Runs), err)
+	}
+}
+
+func TestHeartbeatUnderTheMinimumIsRefused(t *testing.T) {
+	r := newRig(t, nil)
+	var ve *sortie.ValidationError
+	_, err := r.client.Submit(context.Background(), &sortie.SubmitRequest{Agent: "probe",
+		Policy: sortie.Policy{HeartbeatMs: sortie.MinHeartbeatMs - 1, LeaseMs: 3000}})
+	if !errors.As(err, &ve) || ve.Field != "policy.heartbeat_ms" || !strings.Contains(ve.Reason, "minimum of 100 ms") {
+		t.Errorf("Submit(heartbeat_ms %d) = %v, want a ValidationError on policy.heartbeat_ms naming the minimum", sortie.MinHeartbeatMs-1, err)
+	}
+	if page, err := r.client.List(context.Background(), sortie.ListQuery{}); err != nil || len(page.Runs) != 0 {
+		t.Errorf("List after the refused submit = %d runs (%v), want none", len(page.Runs), err)
+	}
+	m := sortie.Manifest{Name: "fast", Runtime: "go:probe", Policy: sortie.Policy{HeartbeatMs: 1, LeaseMs: 3}}
+	if err := m.Validate(); !errors.As(err, &ve) || ve.Field != "policy.heartbeat_ms" {
+		t.Errorf("Manifest{heartbeat_ms 1}.Validate() = %v, want a ValidationError on policy.heartbeat_ms", err)
+	}
+	m.Policy = sortie.Policy{HeartbeatMs: sortie.MinHeartbeatMs, LeaseMs: 3 * sortie.MinHeartbeatMs}
+	if err := m.Validate(); err != nil {
+		t.Errorf("Manifest{heartbeat_ms %d}.Validate() = %v, want nil", sortie.MinHeartbeatMs, err)
 	}
 }
 

@@ -58,7 +58,7 @@ func (m *Manifest) Validate() error {
 			return err
 		}
 	}
-	return m.Policy.Validate()
+	return m.Policy.checkRequested()
 }
 
 // Policy is a run's retry and liveness policy. Zero fields take the defaults
@@ -66,7 +66,8 @@ func (m *Manifest) Validate() error {
 type Policy struct {
 	// MaxAttempts is the most attempts a run gets. Optional; defaults to 3.
 	MaxAttempts int `json:"max_attempts,omitempty"`
-	// HeartbeatMs is how often a worker heartbeats, in ms. Optional; defaults to 5000.
+	// HeartbeatMs is how often a worker heartbeats, in ms: 0 (the
+	// default, 5000) or at least [MinHeartbeatMs]. Optional.
 	HeartbeatMs int64 `json:"heartbeat_ms,omitempty"`
 	// LeaseMs is how long a claim lives without a heartbeat, in ms.
 	// Optional; defaults to three heartbeat intervals.
@@ -99,6 +100,12 @@ type Policy struct {
 
 const maxPolicyMs = int64(24 * time.Hour / time.Millisecond)
 
+// MinHeartbeatMs is the shortest heartbeat interval a submission or an
+// agent may ask for, in ms (policy.heartbeat_ms): each heartbeat is a
+// control-plane write (a DynamoDB write unit), so a run asking for 1 ms
+// would cost a thousand writes a second.
+const MinHeartbeatMs = 100
+
 // Validate checks the policy's ranges and returns a [*ValidationError].
 func (p Policy) Validate() error {
 	if p.MaxAttempts < 0 || p.MaxAttempts > 100 {
@@ -121,6 +128,16 @@ func (p Policy) Validate() error {
 		return invalidf("policy.max_cost_nano_usd", "%d is negative", p.MaxCostNanoUSD)
 	}
 	return nil
+}
+
+// checkRequested is Validate for a policy a submission or an agent asks
+// for, which also keeps a heartbeat at least [MinHeartbeatMs] apart. (An
+// engine's own DefaultPolicy and tests' stored runs may go lower.)
+func (p Policy) checkRequested() error {
+	if p.HeartbeatMs != 0 && p.HeartbeatMs < MinHeartbeatMs {
+		return invalidf("policy.heartbeat_ms", "%d ms is under the minimum of %d ms (0 means the default, 5000 ms); every heartbeat is a control-plane write", p.HeartbeatMs, MinHeartbeatMs)
+	}
+	return p.Validate()
 }
 
 // checkLiveness checks an effective policy (defaults applied): a lease

@@ -84,7 +84,7 @@ func (r *SubmitRequest) validate(maxVars int, what string) error {
 			return invalidf("labels", "label %.63q: keys must be 1-63 bytes and values at most 255 bytes of UTF-8", k)
 		}
 	}
-	if err := r.Policy.Validate(); err != nil {
+	if err := r.Policy.checkRequested(); err != nil {
 		return err
 	}
 	if err := checkConfigRefs(r.ConfigRefs); err != nil {

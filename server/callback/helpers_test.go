@@ -26,7 +26,7 @@ import (
 )
 
 var probeAgent = sortie.Agents{"probe": {Name: "probe", Version: "1", Runtime: "go:probe",
-	Policy: sortie.Policy{HeartbeatMs: 50, LeaseMs: 2000, BackoffMs: 1, StartTimeoutMs: 5000, MaxAttempts: 1}}}
+	Policy: sortie.Policy{HeartbeatMs: 100, LeaseMs: 2000, BackoffMs: 1, StartTimeoutMs: 5000, MaxAttempts: 1}}}
 
 // host is a callback host on loopback: the handler mounted on a real
 // HTTP server, an issuer sending workers there, and an engine over the
