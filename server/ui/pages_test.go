@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"strings"
 	"testing"
 	"time"
 
@@ -105,14 +106,26 @@ func TestCancelFromThePage(t *testing.T) {
 	r.cancelAtEnd(t, run.ID)
 	tb := browsertest.NewTab(t)
 	openRun(t, tb, r, run.ID)
-	tb.Run(t, "ask to cancel", pageTimeout, visible("#timeline li.event"), chromedp.Click(css("#cancel")), visible("#confirm-cancel"))
 	if got := r.get(t, run.ID); got.CancelRequested {
 		t.Fatalf("run cancel requested before the confirmation")
 	}
-	tb.Run(t, "confirm", pageTimeout, chromedp.SendKeys(css("#cancel-reason"), "from the page"), chromedp.Click(css("#confirm-cancel")))
+	if shown := browsertest.Eval[bool](t, tb, `!!document.querySelector('#confirm-cancel').offsetParent`); shown {
+		t.Fatalf("the confirmation is visible before the cancel button is clicked")
+	}
+	tb.Run(t, "ask to cancel", pageTimeout, visible("#timeline li.event"), chromedp.Click(css("#cancel")), visible("#confirm-cancel"),
+		chromedp.SendKeys(css("#cancel-reason"), "from the page"))
+	// The run page re-reads the run while events arrive; the confirmation
+	// and the reason typed must outlive that (the header is rebuilt, so
+	// a mark on the run ID's node goes away with a re-render).
+	browsertest.Eval[string](t, tb, `document.querySelector('#run-id').dataset.mark = 'before'`)
+	tb.Run(t, "wait for a re-render", pageTimeout, chromedp.Poll[chromedp.Void](`!document.querySelector('#run-id').dataset.mark`))
+	if got := browsertest.Eval[string](t, tb, `document.querySelector('#confirm-cancel').offsetParent ? document.querySelector('#cancel-reason').value : 'confirmation closed'`); got != "from the page" {
+		t.Fatalf("after a re-render the confirmation shows %q, want it open with the reason typed", got)
+	}
+	tb.Run(t, "confirm", pageTimeout, chromedp.Click(css("#confirm-cancel")))
 	got := r.waitState(t, run.ID, sortie.StateCancelled)
-	if got.Reason == "" {
-		t.Errorf("cancelled run has no reason, want the page's %q in it", "from the page")
+	if !strings.Contains(got.Reason, "from the page") {
+		t.Errorf("cancelled run's reason is %q, want the page's %q in it", got.Reason, "from the page")
 	}
 	tb.Run(t, "see it cancelled", pageTimeout, visible("#run-head .state-cancelled"))
 }

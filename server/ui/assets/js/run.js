@@ -11,6 +11,9 @@ import { pushSection } from './push.js';
 export function runView(main, api, id) {
   const timeline = new Timeline();
   const head = el('section', { className: 'card', id: 'run-head' });
+  const headInfo = el('div');
+  const cancel = cancelBox();
+  head.append(headInfo, cancel.node);
   const ask = el('div');
   const details = el('div');
   const streamStatus = el('span', { className: 'stream-status', id: 'stream-status' });
@@ -40,7 +43,7 @@ export function runView(main, api, id) {
       const r = await api.run(id);
       if (!stopped) show(r);
     } catch (e) {
-      if (!run) clear(head, el('h1', { text: 'Run ' + id }), el('p', { className: 'error', text: e.message }));
+      if (!run) clear(headInfo, el('h1', { text: 'Run ' + id }), el('p', { className: 'error', text: e.message }));
     }
   }
 
@@ -64,7 +67,7 @@ export function runView(main, api, id) {
 
   function renderHead() {
     const r = run;
-    clear(head,
+    clear(headInfo,
       el('h1', null, 'Run ', el('span', { className: 'mono', id: 'run-id', text: r.id }), ' ', stateBadge(r.state)),
       kv([
         ['Agent', r.agent.name + (r.agent.version ? '@' + r.agent.version : '') + ' (' + r.agent.runtime + ')'],
@@ -77,10 +80,13 @@ export function runView(main, api, id) {
         ['Queued', r.queue ? `position ${r.queue.position} for concurrency key ${r.queue.key}` : ''],
         ['Cancel', r.cancel_requested ? 'requested' : ''],
         ['Reason', r.reason],
-      ]),
-      terminal(r.state) ? null : cancelBox());
+      ]));
+    cancel.update(r);
   }
 
+  // cancelBox is built once per page and only updated by a refresh, so
+  // a refresh (every 300 ms while events arrive) never closes a
+  // confirmation in progress or drops the reason being typed.
   function cancelBox() {
     const reason = el('input', { id: 'cancel-reason', placeholder: 'reason (optional)', maxLength: 1024 });
     const err = el('span', { className: 'error' });
@@ -88,7 +94,7 @@ export function runView(main, api, id) {
       el('button', { type: 'button', id: 'confirm-cancel', className: 'danger', text: 'Confirm cancel', onclick: doCancel }),
       el('button', { type: 'button', text: 'Keep running', onclick: () => { confirm.hidden = true; open.hidden = false; } }));
     const open = el('button', { type: 'button', id: 'cancel', className: 'danger', text: 'Cancel run…',
-      disabled: run.cancel_requested, onclick: () => { confirm.hidden = false; open.hidden = true; reason.focus(); } });
+      onclick: () => { confirm.hidden = false; open.hidden = true; reason.focus(); } });
     async function doCancel() {
       try {
         show(await api.cancel(id, reason.value));
@@ -96,7 +102,13 @@ export function runView(main, api, id) {
         err.textContent = 'Cancel failed: ' + e.message;
       }
     }
-    return el('p', { className: 'actions' }, open, confirm, err);
+    const node = el('p', { className: 'actions', hidden: true }, open, confirm, err);
+    function update(r) {
+      node.hidden = terminal(r.state);
+      open.disabled = !!r.cancel_requested;
+      if (r.cancel_requested) { confirm.hidden = true; open.hidden = false; }
+    }
+    return { node, update };
   }
 
   function resumeForm(r) {
