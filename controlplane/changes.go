@@ -32,10 +32,12 @@ type Changes struct {
 
 // NewChanges returns the state-changing methods over change, the driver's
 // write primitive. nowMs stamps changes that carry no time of their own
-// (SetRef, RequestCancel, Resume), in Unix ms. Both are required. Runs'
+// (SetRef, RequestCancel, Resume), in Unix ms. Both are required. A
+// change that moves a run to another state is counted
+// ([MetricRunsTransitions]). Runs'
 // budgets are priced with pricing.Default() until [Changes.SetPricer].
 func NewChanges(change ChangeFunc, nowMs func() int64) Changes {
-	return Changes{change: change, nowMs: nowMs, pricer: pricing.Default()}
+	return Changes{change: counted(change), nowMs: nowMs, pricer: pricing.Default()}
 }
 
 // SetPricer sets the price table the control plane enforces runs'

@@ -84,6 +84,8 @@ func (h *host) checkMetrics(t *testing.T, runs int) {
 		min    float64
 	}{
 		{"sortie_runs_submitted_total", map[string]string{"sortie_agent": "probe"}, float64(runs)},
+		{"sortie_runs_transitions_total", map[string]string{"sortie_agent": "probe", "sortie_state": "completed"}, 1},
+		{"sortie_runs_transitions_total", map[string]string{"sortie_agent": "probe", "sortie_state": "cancelled"}, 1},
 		{"sortie_launch_duration_seconds", map[string]string{"sortie_agent": "probe", "sortie_attempt_retry": "false"}, float64(runs)},
 		{"sortie_launch_duration_seconds", map[string]string{"sortie_agent": "probe", "sortie_attempt_retry": "true"}, 1},
 		{"sortie_reconciler_lag_seconds", map[string]string{"sortie_reconcile_kind": "due"}, 1},
