@@ -6,6 +6,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -233,6 +234,9 @@ func OpenState(dir string) (*sqlite.ControlPlane, error) {
 		return nil, sortie.Invalidf("StateDir", "%v", err)
 	}
 	cp, err := sqlite.Open(filepath.Join(dir, StateFile), nil)
+	if errors.Is(err, fs.ErrPermission) {
+		return nil, fmt.Errorf("the state directory %s is not writable by this user (every command, reads included, opens its database to write): run sortie as the directory's owner, or give another --state-dir: %w", dir, err)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("open state in %s: %w", dir, err)
 	}
