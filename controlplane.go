@@ -51,12 +51,15 @@ type ControlPlane interface {
 	// attempt and MUST return ErrConflict when the attempt is not the run's
 	// current one, the launch ID differs, the attempt was claimed or ended;
 	// ErrCancelRequested when cancel was requested; ErrTerminal for a
-	// terminal run.
+	// terminal run. The claim's compute shape (c.Usage) is stored on the
+	// attempt's Usage in the same write, after [Usage.ValidateShape]
+	// (an invalid shape is a [*ValidationError] and stores nothing).
 	Claim(ctx context.Context, c Claim) (*Run, error)
 
 	// Heartbeat extends the claimed attempt's lease and returns the run, so
 	// the worker sees CancelRequested. It MUST return ErrConflict (or
-	// ErrTerminal) when the claim is no longer the live one.
+	// ErrTerminal) when the claim is no longer the live one. It ignores
+	// c.Usage.
 	Heartbeat(ctx context.Context, c Claim) (*Run, error)
 
 	// AppendEvents stores events of the claimed, live attempt. An event with
@@ -223,6 +226,14 @@ type Claim struct {
 	LaunchID string
 	// Owner names the worker (host, process, request ID) for operators.
 	Owner string
+	// Usage is the compute shape of the worker's execution environment,
+	// stated when it claims: MemoryMB, VCPU, Arch and Billing only (see
+	// [Usage.ValidateShape]). Claim stores it on the attempt's Usage, so
+	// a budget prices the live attempt's compute before its finish
+	// reports usage (the finish's shape wins where it sets a field).
+	// Optional: nil prices the compute at what the attempt recorded (a
+	// local worker's compute is priced 0 by default); Heartbeat ignores it.
+	Usage *Usage
 	NowMs int64
 }
 

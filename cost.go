@@ -136,6 +136,44 @@ func (u *Usage) Validate() error {
 	return nil
 }
 
+// ValidateShape checks a compute shape a worker states when it claims
+// ([Claim.Usage]): valid as [Usage.Validate] checks it, with only the
+// shape fields MemoryMB, VCPU, Arch and Billing set (durations, requests,
+// capacity and bytes are counted at the finish). A nil usage is valid. It
+// returns a [*ValidationError] naming the field "usage.NAME".
+func (u *Usage) ValidateShape() error {
+	if err := u.Validate(); err != nil {
+		return err
+	}
+	if u == nil {
+		return nil
+	}
+	for _, f := range []struct {
+		name string
+		set  bool
+	}{{"duration_ms", u.DurationMs != 0}, {"billed_duration_ms", u.BilledDurationMs != 0}, {"requests", u.Requests != 0},
+		{"read_units", u.ReadUnits != 0}, {"write_units", u.WriteUnits != 0}, {"kms_requests", u.KMSRequests != 0},
+		{"offloaded_bytes", u.OffloadedBytes != 0}} {
+		if f.set {
+			return invalidf("usage."+f.name, "is counted at the finish, not stated at the claim (a claim states memory_mb, vcpu, arch and billing)")
+		}
+	}
+	return nil
+}
+
+// Shape returns u's compute shape: MemoryMB, VCPU, Arch and Billing,
+// nil when u sets none of them.
+func (u *Usage) Shape() *Usage {
+	if u == nil {
+		return nil
+	}
+	s := Usage{MemoryMB: u.MemoryMB, VCPU: u.VCPU, Arch: u.Arch, Billing: u.Billing}
+	if s == (Usage{}) {
+		return nil
+	}
+	return &s
+}
+
 // Plus returns u with o added: durations, capacity, requests and bytes are
 // summed; the compute shape (MemoryMB, VCPU, Arch, Billing) is o's where o
 // sets it. A nil receiver or argument counts as zero usage.

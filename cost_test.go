@@ -63,3 +63,25 @@ func TestParseUSD(t *testing.T) {
 		}
 	}
 }
+
+func TestUsageValidateShape(t *testing.T) {
+	for field, u := range map[string]*sortie.Usage{
+		"usage.arch": {MemoryMB: 128, Arch: "sparc"}, "usage.memory_mb": {MemoryMB: -128}, "usage.vcpu": {VCPU: math.Inf(1)},
+		"usage.duration_ms": {MemoryMB: 128, DurationMs: 5}, "usage.requests": {Requests: 1}, "usage.kms_requests": {KMSRequests: 2},
+	} {
+		var ve *sortie.ValidationError
+		if err := u.ValidateShape(); !errors.As(err, &ve) || ve.Field != field {
+			t.Errorf("Usage(%+v).ValidateShape() = %v, want a ValidationError for %s", u, err, field)
+		}
+	}
+	ok := &sortie.Usage{MemoryMB: 512, VCPU: 1, Arch: "x86_64", Billing: "instance"}
+	if err := ok.ValidateShape(); err != nil {
+		t.Errorf("ValidateShape(%+v) = %v, want nil", ok, err)
+	}
+	if got := (&sortie.Usage{DurationMs: 9, MemoryMB: 512, Billing: "job", KMSRequests: 1}).Shape(); *got != (sortie.Usage{MemoryMB: 512, Billing: "job"}) {
+		t.Errorf("Shape() = %+v, want memory and billing only", got)
+	}
+	if got := (&sortie.Usage{DurationMs: 9}).Shape(); got != nil {
+		t.Errorf("Shape() of a usage without a shape = %+v, want nil", got)
+	}
+}

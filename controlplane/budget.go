@@ -32,7 +32,10 @@ func Spent(r *sortie.Run, p sortie.Pricer) sortie.NanoUSD {
 
 // projected returns what r will have cost at the end of its live
 // attempt's next heartbeat interval: the attempt priced as if it had run
-// from its claim until nowMs plus one heartbeat.
+// from its claim until nowMs plus one heartbeat, with the compute shape
+// its worker stated at the claim ([sortie.Claim.Usage]; memory, vCPU,
+// architecture, billing). An attempt claimed without a shape prices its
+// compute at 0 until its finish reports usage.
 func projected(r *sortie.Run, p sortie.Pricer, nowMs int64) sortie.NanoUSD {
 	cur := r.Current()
 	if cur == nil || !cur.Claimed() || cur.Ended() {

@@ -70,9 +70,13 @@ func (c Changes) SetRef(ctx context.Context, id sortie.RunID, attempt int, launc
 	})
 }
 
-// Claim implements [sortie.ControlPlane.Claim].
+// Claim implements [sortie.ControlPlane.Claim]: an invalid compute shape
+// is refused before anything is read or written.
 func (c Changes) Claim(ctx context.Context, cl sortie.Claim) (*sortie.Run, error) {
 	if err := CheckAttempt(cl.RunID, cl.Attempt, cl.LaunchID); err != nil {
+		return nil, err
+	}
+	if err := cl.Usage.ValidateShape(); err != nil {
 		return nil, err
 	}
 	return c.change(ctx, "claim", cl.RunID, func(r *sortie.Run) (bool, error) {

@@ -141,7 +141,8 @@ func SetRef(r *sortie.Run, attempt int, launchID string, ref sortie.Ref, nowMs i
 	return nil
 }
 
-// Claim applies [sortie.ControlPlane.Claim] to r.
+// Claim applies [sortie.ControlPlane.Claim] to r, the claim's compute
+// shape (checked by [Changes.Claim]) put on the attempt's usage.
 func Claim(r *sortie.Run, c sortie.Claim) error {
 	if err := notTerminal(r, "claim"); err != nil {
 		return err
@@ -157,6 +158,9 @@ func Claim(r *sortie.Run, c sortie.Claim) error {
 		return fmt.Errorf("claim run %s attempt %d: already claimed by %q: %w", r.ID, c.Attempt, a.Owner, sortie.ErrConflict)
 	}
 	a.ClaimedMs, a.Owner = c.NowMs, c.Owner
+	if shape := c.Usage.Shape(); shape != nil {
+		a.Usage = a.Usage.Plus(shape) // what the launch recorded, and the shape
+	}
 	r.State = sortie.StateWorking
 	r.LeaseExpiresMs = c.NowMs + r.Policy.LeaseMs
 	touch(r, c.NowMs)

@@ -116,6 +116,7 @@ type callbackReporter struct {
 	base   string
 	claims string
 	signer *sign.Signer
+	shape  *sortie.Usage // stated at the claim; see WithClaimShape
 }
 
 type cancelAnswer struct {
@@ -123,7 +124,9 @@ type cancelAnswer struct {
 }
 
 func (r *callbackReporter) Claim(ctx context.Context) error {
-	return r.post(ctx, "/claim", struct{}{}, &cancelAnswer{})
+	return r.post(ctx, "/claim", struct {
+		Usage *sortie.Usage `json:"usage,omitempty"`
+	}{r.shape}, &cancelAnswer{})
 }
 
 func (r *callbackReporter) Heartbeat(ctx context.Context) (bool, error) {

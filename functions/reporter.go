@@ -78,6 +78,35 @@ type cpReporter struct {
 	attempt  int
 	launchID string
 	owner    string
+	shape    *sortie.Usage // stated at the claim; see WithClaimShape
+}
+
+// WithClaimShape returns rep stating shape, the compute shape of the
+// worker's execution environment, when it claims (see
+// [sortie.Claim.Usage]): the control plane stores it on the attempt, so a
+// budget prices the live attempt's compute before the finish reports
+// usage. Only shape's MemoryMB (MB), VCPU (vCPUs), Arch and Billing are
+// kept. The control-plane reporter puts it on its Claim, the callback
+// reporter in the claim's body and a [Tee] on its primary's claim; other
+// reporters (the stream reporter, a reporter of your own) are returned
+// unchanged and claim without one. A shape the control plane refuses
+// ([sortie.Usage.ValidateShape]) fails the claim with a
+// [*sortie.ValidationError]. rep itself is not changed.
+func WithClaimShape(rep Reporter, shape *sortie.Usage) Reporter {
+	shape = shape.Shape()
+	switch r := rep.(type) {
+	case *cpReporter:
+		c := *r
+		c.shape = shape
+		return &c
+	case *callbackReporter:
+		c := *r
+		c.shape = shape
+		return &c
+	case *tee:
+		return &tee{primary: WithClaimShape(r.primary, shape), others: r.others}
+	}
+	return rep
 }
 
 func (r *cpReporter) claim() sortie.Claim {
@@ -88,7 +117,9 @@ func (r *cpReporter) claim() sortie.Claim {
 // sortie.LivenessContext.
 
 func (r *cpReporter) Claim(ctx context.Context) error {
-	_, err := r.cp.Claim(sortie.LivenessContext(ctx), r.claim())
+	c := r.claim()
+	c.Usage = r.shape
+	_, err := r.cp.Claim(sortie.LivenessContext(ctx), c)
 	return err
 }
 

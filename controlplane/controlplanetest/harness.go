@@ -58,6 +58,8 @@ var properties = []property{
 	{"UsageOfEngineAndWorker", testUsageOfEngineAndWorker},
 	{"BudgetStopsAtHeartbeat", testBudgetStopsAtHeartbeat},
 	{"BudgetEndsRetries", testBudgetEndsRetries},
+	{"ClaimShapeStopsAtHeartbeat", testClaimShapeStopsAtHeartbeat},
+	{"ClaimShapeRefused", testClaimShapeRefused},
 	{"AgentBudgetRefusesNextRun", testAgentBudgetRefusesNextRun},
 	{"TerminalNeverChanges", testTerminalNeverChanges},
 	{"CancelStickyWhileClaimed", testCancelSticky},

@@ -78,3 +78,44 @@ func TestCapacityRecordedOnTheAttempt(t *testing.T) {
 	}
 	_ = dynamo.Capacity{}
 }
+
+// A claim that states the worker's compute shape stores it in the claim's
+// one conditional write: it makes as many DynamoDB calls as a claim
+// without one, and the shape is on the stored attempt.
+func TestClaimShapeInTheClaimsWrite(t *testing.T) {
+	db, table := newTable(t)
+	cp := open(t, db, table, nil)
+	ctx := t.Context()
+	claim := func(shape *sortie.Usage) (dynamo.Consumed, *sortie.Run) {
+		t.Helper()
+		lid := sortie.NewLaunchID()
+		run, _, err := cp.Reserve(ctx, &sortie.Reservation{Run: controlplanetest.NewRun(T0), NowMs: T0, LaunchID: lid})
+		if err != nil {
+			t.Fatalf("Reserve = %v, want success", err)
+		}
+		before := cp.Consumed()
+		claimed, err := cp.Claim(ctx, sortie.Claim{RunID: run.ID, Attempt: 1, LaunchID: lid, Owner: "w", Usage: shape, NowMs: T0 + 1})
+		if err != nil {
+			t.Fatalf("Claim(shape %+v) = %v, want success", shape, err)
+		}
+		got := cp.Consumed()
+		got.Requests, got.IndexWriteUnits = got.Requests-before.Requests, got.IndexWriteUnits-before.IndexWriteUnits
+		got.Capacity = got.Capacity.Minus(before.Capacity)
+		return got, claimed
+	}
+	claim(nil) // registers the agent, once per handle
+	plain, _ := claim(nil)
+	shaped, run := claim(&sortie.Usage{MemoryMB: 128, Arch: "arm64"})
+	t.Logf("claim without a shape %+v, with one %+v", plain, shaped)
+	if shaped.Requests != plain.Requests || shaped.WriteUnits != plain.WriteUnits {
+		t.Errorf("claim with a shape: %d requests, %v write units; want those of a claim without one: %d, %v",
+			shaped.Requests, shaped.WriteUnits, plain.Requests, plain.WriteUnits)
+	}
+	stored, err := cp.Get(ctx, run.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if u := stored.Current().Usage; u == nil || u.MemoryMB != 128 || u.Arch != "arm64" {
+		t.Errorf("stored attempt usage %+v, want the claim's 128 MB arm64", u)
+	}
+}

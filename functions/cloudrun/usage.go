@@ -81,10 +81,11 @@ func (e *Env) loadCompute(getenv func(string) string) error {
 	return nil
 }
 
-// meteredReporter adds the container's usage to the outcome it finishes
-// with: its size, how Cloud Run bills it (job, or instance-based for a
-// service, whose attempts run after the response) and the time since
-// began rounded up to 100 ms.
+// meteredReporter states the container's compute shape when it claims
+// (so a budget prices the live attempt) and adds the container's usage
+// to the outcome it finishes with: its size, how Cloud Run bills it (job,
+// or instance-based for a service, whose attempts run after the response)
+// and the time since began rounded up to 100 ms.
 type meteredReporter struct {
 	functions.Reporter
 	began     time.Time
@@ -97,13 +98,21 @@ func meter(rep functions.Reporter, began time.Time, size Size, billing string) *
 	if size == (Size{}) {
 		size = defaultSize
 	}
-	return &meteredReporter{Reporter: rep, began: began, size: size, billing: billing}
+	r := &meteredReporter{began: began, size: size, billing: billing}
+	r.Reporter = functions.WithClaimShape(rep, r.shape())
+	return r
+}
+
+// shape is the container's compute shape: memory in MiB, vCPUs and
+// billing.
+func (r *meteredReporter) shape() *sortie.Usage {
+	return &sortie.Usage{MemoryMB: r.size.MemoryMiB, VCPU: r.size.VCPU, Billing: r.billing}
 }
 
 func (r *meteredReporter) Finish(ctx context.Context, o sortie.Outcome) error {
 	r.finishing = true
 	q := int64(billingQuantumMs * time.Millisecond)
 	ms := (int64(time.Since(r.began)) + q - 1) / q * billingQuantumMs
-	o.Usage = o.Usage.Plus(&sortie.Usage{BilledDurationMs: ms, MemoryMB: r.size.MemoryMiB, VCPU: r.size.VCPU, Billing: r.billing})
+	o.Usage = o.Usage.Plus(&sortie.Usage{BilledDurationMs: ms}).Plus(r.shape())
 	return r.Reporter.Finish(ctx, o)
 }

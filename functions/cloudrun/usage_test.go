@@ -87,3 +87,49 @@ func TestJobRecordsItsUsage(t *testing.T) {
 		t.Errorf("compute cost %d n$ for %d ms, want %d (1,900 n$ per 100 ms)", c.Components[sortie.ComponentCompute], u.BilledDurationMs, want)
 	}
 }
+
+// A run's budget stops a running job at its first heartbeat: the job
+// states its size and job billing at its claim, so the control plane
+// prices the live attempt. 1 vCPU and 0.5 GiB cost 19,000 n$ a second, so
+// the first heartbeat (100 ms in, projecting 200 ms: 3,800 n$) passes a
+// budget of 1,000 n$; unpriced, the probe would sleep until its 10 s
+// deadline.
+func TestJobStoppedByItsBudget(t *testing.T) {
+	ctx := context.Background()
+	cp, err := sqlite.Open(filepath.Join(t.TempDir(), "sortie.db"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cp.Close()
+	run := &sortie.Run{ID: sortie.NewRunID(time.Now()), Agent: sortie.Manifest{Name: "probe", Runtime: "go:probe"},
+		Variables: json.RawMessage(`{"sleep_ms":60000}`), Policy: sortie.Policy{MaxCostNanoUSD: 1000, HeartbeatMs: 100, LeaseMs: 300}}
+	lid := sortie.NewLaunchID()
+	if _, _, err := cp.Reserve(ctx, &sortie.Reservation{Run: run, NowMs: time.Now().UnixMilli(), LaunchID: lid}); err != nil {
+		t.Fatal(err)
+	}
+	ref := sortie.Ref{Provider: "cloudrun", ID: "exec-1", RunID: run.ID, Attempt: 1, LaunchID: lid, Detail: map[string]string{"mode": "job"}}
+	if _, err := cp.SetRef(ctx, run.ID, 1, lid, ref); err != nil {
+		t.Fatal(err)
+	}
+	inv := &sortie.Invocation{Version: sortie.InvocationVersion, RunID: run.ID, Attempt: 1, LaunchID: lid, Agent: run.Agent,
+		Variables: run.Variables, DeadlineMs: time.Now().UnixMilli() + 10_000, HeartbeatMs: 100, LeaseMs: 300,
+		Report: sortie.Report{Mode: sortie.ReportControlPlane}}
+	b, _ := json.Marshal(inv)
+	env := map[string]string{cloudrun.EnvSQLitePath: "/x", cloudrun.EnvInvocation: string(b), cloudrun.EnvMemory: "512Mi", cloudrun.EnvCPU: "1"}
+	e, err := cloudrun.LoadEnv(func(k string) string { return env[k] })
+	if err != nil {
+		t.Fatal(err)
+	}
+	reg := functions.NewRegistry()
+	probe.Register(reg)
+	if _, err := e.RunJob(ctx, &functions.Worker{Registry: reg}, cp); err != nil {
+		t.Fatalf("RunJob = %v", err)
+	}
+	got, _ := cp.Get(ctx, run.ID)
+	if got.State != sortie.StateFailed || got.Error == nil || got.Error.Type != sortie.ErrorTypeBudgetExceeded {
+		t.Fatalf("run after the job = %s error %+v, want failed with budget_exceeded", got.State, got.Error)
+	}
+	if u := got.Attempts[0].Usage; u == nil || u.Billing != "job" || u.MemoryMB != 512 || u.VCPU != 1 || u.BilledDurationMs >= 10_000 {
+		t.Errorf("attempt usage %+v, want job billing, 512 MiB, 1 vCPU, stopped well before the 10 s deadline", u)
+	}
+}

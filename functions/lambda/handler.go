@@ -131,7 +131,7 @@ func (h *Handler) work(ctx context.Context, event []byte) (*Response, error) {
 	if err != nil {
 		return nil, fmt.Errorf("lambda worker: run %s attempt %d: %w", inv.RunID, inv.Attempt, err)
 	}
-	rep := &usageReporter{Reporter: inner, began: began}
+	rep := &usageReporter{Reporter: functions.WithClaimShape(inner, shape()), began: began}
 	ctx, cancel := stopAhead(ctx)
 	defer cancel()
 	w := *h.Worker // this invocation's worker, named in its logs
@@ -184,9 +184,9 @@ func outcomeState(o sortie.Outcome) sortie.State {
 	return sortie.StateCompleted
 }
 
-// usageReporter adds the Lambda usage to the outcome it finishes with and
-// notes that Finish was reached (so a failed Finish is told apart from a
-// refused claim).
+// usageReporter adds the Lambda usage to the outcome it finishes with (its
+// claim states the shape, see [shape]) and notes that Finish was reached
+// (so a failed Finish is told apart from a refused claim).
 type usageReporter struct {
 	functions.Reporter
 	began     time.Time
@@ -199,11 +199,22 @@ func (r *usageReporter) Finish(ctx context.Context, o sortie.Outcome) error {
 	if o.Usage != nil {
 		u = *o.Usage
 	}
-	u.MemoryMB = int64(lambdacontext.MemoryLimitInMB)
 	u.BilledDurationMs = int64(math.Ceil(float64(time.Since(r.began).Nanoseconds()) / 1e6))
-	u.Arch, u.Requests = lambdaArch(runtime.GOARCH), 1
-	o.Usage = &u
+	u.Requests = 1
+	o.Usage = u.Plus(shape())
 	return r.Reporter.Finish(ctx, o)
+}
+
+// shape is the compute shape of this execution environment, stated at the
+// claim (so a budget prices the live attempt) and again at the finish:
+// the function's memory size in MB and its architecture (left out when Go
+// runs on one Lambda does not offer).
+func shape() *sortie.Usage {
+	u := &sortie.Usage{MemoryMB: int64(lambdacontext.MemoryLimitInMB)}
+	if a := lambdaArch(runtime.GOARCH); a == "arm64" || a == "x86_64" {
+		u.Arch = a
+	}
+	return u
 }
 
 // lambdaArch names a Go architecture as Lambda does: "arm64" or

@@ -103,3 +103,35 @@ func TestPayloadOverLimit(t *testing.T) {
 		t.Errorf("DefaultMaxPayloadBytes (-want +got):\n%s", diff)
 	}
 }
+
+// A run's budget stops the running invocation (the worker states its
+// 512 MB and its architecture at the claim, so a heartbeat prices the live
+// attempt): the run fails with budget_exceeded long before the 60 s
+// deadline. At the default table 512 MB cost at least 6,667 n$ a second
+// (arm64; x86_64 8,333), so a budget of 20,000 n$ is crossed within about
+// 3 s; the request fee (200 n$) alone, which is all the projection priced
+// before claims carried a shape, never crosses it. The invocation is held
+// in the simulated queue until its Ref is stored, as Lambda answers an
+// Event invoke at once (the emulator answers only after the attempt).
+func TestBudgetStopsTheInvocation(t *testing.T) {
+	table, cp := newTable(t)
+	r := startRIE(t, 60, fnEnv(table))
+	s := &serial{l: newLauncher(t, r, lambda.Options{})}
+	e := newEngine(t, cp, s)
+	release := s.holdQueue()
+	began := time.Now()
+	run := submit(t, e, map[string]any{"events": 1, "sleep_ms": 60000}, sortie.Policy{MaxCostNanoUSD: 20_000, MaxAttempts: 1}, nil)
+	waitRun(t, cp, run.ID, "the attempt's Ref", func(r *sortie.Run) bool { c := r.Current(); return c != nil && c.Ref != nil })
+	delivered := make(chan struct{})
+	go func() { release(); close(delivered) }()
+	run = waitRun(t, cp, run.ID, "the run to settle", settled)
+	<-delivered
+	a := run.Current()
+	if run.State != sortie.StateFailed || run.Error == nil || run.Error.Type != sortie.ErrorTypeBudgetExceeded {
+		t.Fatalf("run = %s error %+v, attempt error %+v; want failed with budget_exceeded", run.State, run.Error, a.Error)
+	}
+	if a.Usage == nil || a.Usage.MemoryMB != 512 || a.Usage.BilledDurationMs >= 30_000 {
+		t.Errorf("attempt 1 Usage = %+v, want MemoryMB 512, stopped well before the 60 s deadline", a.Usage)
+	}
+	t.Logf("stopped after %v: %s", time.Since(began), run.Error.Message)
+}

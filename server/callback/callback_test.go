@@ -178,6 +178,33 @@ func TestKeyRotation(t *testing.T) {
 	}
 }
 
+// A claim states the worker's compute shape and the host stores it on the
+// attempt; the reporter sends only the shape's fields. A shape the host
+// refuses comes back as a validation error naming the field, and nothing
+// is stored.
+func TestClaimStatesTheShape(t *testing.T) {
+	h := newHost(t, nil)
+	ctx := context.Background()
+	inv := h.launch(t)
+	before := h.stored(t, inv.RunID)
+	bad := functions.WithClaimShape(mustReporter(t, inv), &sortie.Usage{MemoryMB: 128, Arch: "sparc"})
+	var ve *sortie.ValidationError
+	if err := bad.Claim(ctx); !errors.As(err, &ve) || ve.Field != "usage.arch" {
+		t.Fatalf("Claim(arch sparc) = %v, want a validation error naming usage.arch", err)
+	}
+	if diff := cmp.Diff(before, h.stored(t, inv.RunID)); diff != "" {
+		t.Fatalf("a refused claim changed the store (-before +after):\n%s", diff)
+	}
+	rep := functions.WithClaimShape(mustReporter(t, inv), &sortie.Usage{MemoryMB: 128, Arch: "arm64", DurationMs: 5, Requests: 1})
+	if err := rep.Claim(ctx); err != nil {
+		t.Fatalf("Claim(128 MB arm64) = %v, want nil", err)
+	}
+	a := h.stored(t, inv.RunID).Run.Current()
+	if !a.Claimed() || a.Usage == nil || *a.Usage.Shape() != (sortie.Usage{MemoryMB: 128, Arch: "arm64"}) || a.Usage.DurationMs != 0 || a.Usage.Requests != 0 {
+		t.Errorf("claimed attempt usage %+v, want memory 128 MB and arch arm64 only (the shape)", a.Usage)
+	}
+}
+
 func mustReporter(t *testing.T, inv *sortie.Invocation) functions.Reporter {
 	t.Helper()
 	rep, err := functions.NewCallbackReporter(inv, &http.Client{Timeout: 10 * time.Second})

@@ -28,8 +28,8 @@
 // # Checks, in order
 //
 // Route (404) and method (405, POST only); body size (413:
-// [MaxEmptyBodyBytes] for claim and heartbeat, [MaxEventsBodyBytes],
-// [MaxCompleteBodyBytes]); claims present and well-formed, key ID in the
+// [MaxClaimBodyBytes] for claim, [MaxEmptyBodyBytes] for heartbeat,
+// [MaxEventsBodyBytes], [MaxCompleteBodyBytes]); claims present and well-formed, key ID in the
 // keyring (named in the error), not expired; signature by the attempt
 // secret, timestamp within the tolerance (default 5 minutes either way);
 // webhook-id not seen before (each a 401); then the body against the
@@ -49,8 +49,9 @@
 // sentinels. Every error is JSON ([wire.ErrorBody]); refusals are logged
 // with log/slog, never with a token, a secret or a body.
 //
-// Routes: POST [PathClaim] and [PathHeartbeat] (body {}, answer
-// [HeartbeatResponse]), [PathEvents] ([EventsRequest], answer
+// Routes: POST [PathClaim] ([ClaimRequest]: {} or the worker's compute
+// shape, stored on the attempt; answer [HeartbeatResponse]),
+// [PathHeartbeat] (body {}, answer [HeartbeatResponse]), [PathEvents] ([EventsRequest], answer
 // [EventsResponse]), [PathStep] ([StepRequest], answer [StepResponse]),
 // [PathSteps] (body {}, answer [StepsResponse], to the claimed, live
 // attempt only), [PathComplete] ([CompleteRequest], answer

@@ -45,8 +45,11 @@ const (
 	// MaxStepBodyBytes bounds a POST to [PathStep]: the step result limit
 	// and room for the rest, escapes included.
 	MaxStepBodyBytes = 2*sortie.MaxStepResultBytes + 8<<10
-	// MaxEmptyBodyBytes bounds a POST to [PathClaim], [PathHeartbeat] or
-	// [PathSteps].
+	// MaxClaimBodyBytes bounds a POST to [PathClaim], in bytes: its
+	// compute shape ([ClaimRequest]) is under 200.
+	MaxClaimBodyBytes = 1 << 10
+	// MaxEmptyBodyBytes bounds a POST to [PathHeartbeat] or [PathSteps],
+	// in bytes.
 	MaxEmptyBodyBytes = 4 << 10
 )
 

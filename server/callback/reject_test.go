@@ -37,6 +37,7 @@ type rejectionRig struct {
 	aClaims  string
 	aSecret  []byte
 	bClaims  string
+	bSecret  []byte
 	att2     string // a valid token for attempt 2 of run A
 	expired  string // a token of run A that expired
 	foreign  string // a token of run A under another host's key
@@ -47,7 +48,7 @@ func newRejectionRig(t *testing.T) *rejectionRig {
 	h := newHost(t, nil)
 	r := &rejectionRig{host: h, a: h.launch(t), b: h.launch(t)}
 	r.aClaims, r.aSecret = split(t, r.a.Report.Token)
-	r.bClaims, _ = split(t, r.b.Report.Token)
+	r.bClaims, r.bSecret = split(t, r.b.Report.Token)
 	if status, e := send(t, h.newRequest(t, request{path: callback.PathClaim, claims: r.aClaims, secret: r.aSecret, body: `{}`})); status != http.StatusOK {
 		t.Fatalf("claim of run A = %d %+v, want 200", status, e)
 	}
@@ -108,10 +109,11 @@ func (r *rejectionRig) authCases(t *testing.T) []rejection {
 
 func (r *rejectionRig) bodyCases() []rejection {
 	ok := func(path, body string) request { return signedBy(path, r.aClaims, r.aSecret, body) }
+	claimB := func(body string) request { return signedBy(callback.PathClaim, r.bClaims, r.bSecret, body) }
 	bigData := `{"events":[{"kind":"progress","data":"` + strings.Repeat("d", sortie.MaxEventDataBytes) + `"}]}`
 	return []rejection{
 		{"oversize events body", ok(callback.PathEvents, r.tooLarge), 413, wire.CodePayloadTooLarge, "body", fmt.Sprint(callback.MaxEventsBodyBytes)},
-		{"oversize claim body", ok(callback.PathClaim, `{"x":"`+strings.Repeat("a", callback.MaxEmptyBodyBytes)+`"}`), 413, wire.CodePayloadTooLarge, "body", fmt.Sprint(callback.MaxEmptyBodyBytes)},
+		{"oversize claim body", ok(callback.PathClaim, `{"x":"`+strings.Repeat("a", callback.MaxClaimBodyBytes)+`"}`), 413, wire.CodePayloadTooLarge, "body", fmt.Sprint(callback.MaxClaimBodyBytes)},
 		{"oversize complete body", ok(callback.PathComplete, `{"outcome":{"result":"`+strings.Repeat("r", callback.MaxCompleteBodyBytes)+`"}}`), 413, wire.CodePayloadTooLarge, "body", fmt.Sprint(callback.MaxCompleteBodyBytes)},
 		{"malformed JSON", ok(callback.PathEvents, `{"events":[`), 400, wire.CodeInvalidArgument, "body", ""},
 		{"trailing data", ok(callback.PathEvents, eventsBody+`{}`), 400, wire.CodeInvalidArgument, "body", ""},
@@ -126,6 +128,15 @@ func (r *rejectionRig) bodyCases() []rejection {
 		{"attempt in an event", ok(callback.PathEvents, `{"events":[{"kind":"a","attempt":2}]}`), 400, wire.CodeInvalidArgument, "events[0].attempt", ""},
 		{"event data over its limit", ok(callback.PathEvents, bigData), 400, wire.CodeInvalidArgument, "events[0].data", fmt.Sprint(sortie.MaxEventDataBytes)},
 		{"claim with a body", ok(callback.PathClaim, `{"launch_id":"x"}`), 400, wire.CodeInvalidArgument, "launch_id", ""},
+		// Run B is launched, not claimed: a claim with a bad shape would
+		// otherwise claim it.
+		{"claim with a bad arch", claimB(`{"usage":{"memory_mb":128,"arch":"sparc"}}`), 400, wire.CodeInvalidArgument, "usage.arch", ""},
+		{"claim with a bad billing", claimB(`{"usage":{"vcpu":1,"billing":"spot"}}`), 400, wire.CodeInvalidArgument, "usage.billing", ""},
+		{"claim with a negative memory", claimB(`{"usage":{"memory_mb":-128}}`), 400, wire.CodeInvalidArgument, "usage.memory_mb", ""},
+		{"claim with a fractional memory", claimB(`{"usage":{"memory_mb":1.5}}`), 400, wire.CodeInvalidArgument, "usage.memory_mb", ""},
+		{"claim with requests", claimB(`{"usage":{"memory_mb":128,"requests":1}}`), 400, wire.CodeInvalidArgument, "usage.requests", ""},
+		{"claim with a duration", claimB(`{"usage":{"duration_ms":5}}`), 400, wire.CodeInvalidArgument, "usage.duration_ms", ""},
+		{"claim with a usage of the wrong type", claimB(`{"usage":128}`), 400, wire.CodeInvalidArgument, "usage", ""},
 		{"outcome with two fields", ok(callback.PathComplete, `{"outcome":{"result":1,"error":{"type":"x","message":"y"}}}`), 400, wire.CodeInvalidArgument, "outcome", "exactly one"},
 		{"empty outcome", ok(callback.PathComplete, `{"outcome":{}}`), 400, wire.CodeInvalidArgument, "outcome", ""},
 		{"interrupt of a terminal state", ok(callback.PathComplete, `{"outcome":{"interrupt":{"state":"completed"}}}`), 400, wire.CodeInvalidArgument, "outcome.interrupt.state", ""},

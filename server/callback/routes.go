@@ -20,12 +20,19 @@ type route struct {
 }
 
 var routes = map[string]route{
-	PathClaim:     {MaxEmptyBodyBytes, "empty", (*Handler).claim},
+	PathClaim:     {MaxClaimBodyBytes, "claim", (*Handler).claim},
 	PathHeartbeat: {MaxEmptyBodyBytes, "empty", (*Handler).heartbeat},
 	PathEvents:    {MaxEventsBodyBytes, "events", (*Handler).events},
 	PathStep:      {MaxStepBodyBytes, "step", (*Handler).step},
 	PathSteps:     {MaxEmptyBodyBytes, "empty", (*Handler).steps},
 	PathComplete:  {MaxCompleteBodyBytes, "complete", (*Handler).complete},
+}
+
+// ClaimRequest is the body of a POST to [PathClaim]: {} or the compute
+// shape of the worker's execution environment (memory_mb, vcpu, arch,
+// billing; see [sortie.Claim.Usage]), stored on the attempt.
+type ClaimRequest struct {
+	Usage *sortie.Usage `json:"usage,omitempty"`
 }
 
 // HeartbeatResponse is the body of a successful claim or heartbeat.
@@ -81,10 +88,16 @@ func (h *Handler) claimOf(c Claims) sortie.Claim {
 }
 
 func (h *Handler) claim(r *http.Request, c Claims, body []byte) (any, error) {
-	if err := decodeStrict(body, &struct{}{}); err != nil {
+	var req ClaimRequest
+	if err := decodeStrict(body, &req); err != nil {
 		return nil, err
 	}
-	run, err := h.cp.Claim(r.Context(), h.claimOf(c))
+	if err := req.Usage.ValidateShape(); err != nil {
+		return nil, err
+	}
+	cl := h.claimOf(c)
+	cl.Usage = req.Usage
+	run, err := h.cp.Claim(r.Context(), cl)
 	if err != nil {
 		return nil, err
 	}
