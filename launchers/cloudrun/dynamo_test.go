@@ -66,7 +66,11 @@ func runOnTable(t *testing.T, cp *dynamo.ControlPlane, env []string) {
 	r := &rig{fake: fake, launcher: jobsLauncher(t, fake)}
 	e := sortie.NewEngine(cp, r.launcher, probeAgents, &sortie.EngineOptions{DefaultPolicy: testPolicy})
 	t.Cleanup(func() { e.Close() })
-	run := submit(t, e, map[string]any{"events": 3, "output": "from dynamo"}, sortie.Policy{})
+	// A lease of 10 s, not testPolicy's 1 s: on a loaded machine a
+	// heartbeat to DynamoDB Local can take longer than a second, and the
+	// worker then rightly stops before its lease ends (this test is
+	// about reaching the table, not about fencing).
+	run := submit(t, e, map[string]any{"events": 3, "output": "from dynamo"}, sortie.Policy{HeartbeatMs: 1000, LeaseMs: 10000})
 	run = waitRun(t, e, run.ID, "the run to settle", false, settled)
 	evs, err := cp.Events(context.Background(), run.ID, sortie.Cursor{}, 10)
 	if run.State != sortie.StateCompleted || string(run.Result) != `"from dynamo"` || err != nil || len(evs) != 3 {
