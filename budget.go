@@ -27,6 +27,23 @@ func (e *Engine) invocationLimit() (int, string) {
 	return limit, what
 }
 
+// SealReserver is an optional capability of a [Sealer] whose Seal adds
+// more to an invocation than the attempt's sealed configuration (package
+// payload's Granter adds [Invocation.SealedPayloadURLs]): the most bytes
+// it adds, which the engine keeps free when it checks a submission
+// against the launcher's limit.
+type SealReserver interface {
+	SealReserveBytes() int
+}
+
+// sealReserve is what the engine's Sealer may add to an invocation.
+func (e *Engine) sealReserve() int {
+	if r, ok := e.opts.Sealer.(SealReserver); ok {
+		return r.SealReserveBytes()
+	}
+	return 0
+}
+
 // checkBudget refuses run when the invocation of its next attempt would
 // not fit the launcher's limit, before anything is stored: a
 // [*ValidationError] naming the largest part (a variable "variables.NAME",
@@ -37,7 +54,7 @@ func (e *Engine) checkBudget(run *Run) error {
 	if err != nil {
 		return err
 	}
-	size := len(b) + launchSlackBytes
+	size := len(b) + launchSlackBytes + e.sealReserve()
 	if e.opts.ReportIssuer != nil {
 		size += reportReserveBytes
 	}
@@ -85,7 +102,7 @@ func checkpointLen(run *Run) int {
 // limit needs no read.
 func (e *Engine) checkResumeBudget(ctx context.Context, id RunID, input json.RawMessage) error {
 	limit, _ := e.invocationLimit()
-	worst := MaxVariablesBytes + MaxResultBytes + 64<<10 + len(input) + reportReserveBytes + 8<<10
+	worst := MaxVariablesBytes + MaxResultBytes + 64<<10 + len(input) + reportReserveBytes + 8<<10 + e.sealReserve()
 	if worst <= limit {
 		return nil
 	}

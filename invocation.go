@@ -24,7 +24,8 @@ type Invocation struct {
 	Variables json.RawMessage `json:"variables,omitempty"`
 	// VariablesRef is set instead of Variables when the run keeps them in
 	// a [PayloadStore]: the worker reads them from its own store
-	// (functions.Worker.Payloads).
+	// (functions.Worker.Payloads), or through the URLs of
+	// SealedPayloadURLs.
 	VariablesRef *PayloadRef `json:"variables_ref,omitempty"`
 	// ConfigRefs are opaque configuration IDs the worker host resolves
 	// through its allowlist when the attempt executes
@@ -33,6 +34,14 @@ type Invocation struct {
 	// SealedConfig is an envelope-encrypted inline configuration, bound to
 	// the run ID and attempt; opaque to everything but the worker's opener.
 	SealedConfig json.RawMessage `json:"sealed_config,omitempty"`
+	// SealedPayloadURLs is set by a host whose workers reach its payload
+	// store only through presigned URLs (Lambda, Cloud Run): an envelope
+	// bound to the run and attempt, like SealedConfig, holding the URLs
+	// that read the run's variables and write the attempt's result
+	// (package payload/sealed). The URLs are bearer credentials: they are
+	// in the clear only inside the worker. At most
+	// [MaxSealedPayloadURLsBytes].
+	SealedPayloadURLs json.RawMessage `json:"sealed_payload_urls,omitempty"`
 	// Resume is set on an attempt that continues an interrupted run.
 	Resume *Resume `json:"resume,omitempty"`
 	// Steps are the run's completed durable steps (see [Step]), recorded
@@ -136,6 +145,9 @@ func (inv *Invocation) validateRefs() error {
 		return err
 	}
 	if err := checkJSON("sealed_config", inv.SealedConfig, 64<<10); err != nil {
+		return err
+	}
+	if err := checkJSON("sealed_payload_urls", inv.SealedPayloadURLs, MaxSealedPayloadURLsBytes); err != nil {
 		return err
 	}
 	if err := inv.validateSteps(); err != nil {

@@ -22,4 +22,8 @@ const (
 	MaxLabels = 32
 	// MaxEventsPerAppend is the most events one AppendEvents call takes.
 	MaxEventsPerAppend = 100
+	// MaxSealedPayloadURLsBytes is the largest
+	// [Invocation.SealedPayloadURLs]: two presigned URLs with a session
+	// token, sealed.
+	MaxSealedPayloadURLsBytes = 12 << 10
 )

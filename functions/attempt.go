@@ -30,8 +30,10 @@ type attempt struct {
 	log             *slog.Logger
 	client          *http.Client // of the destination policy
 	out             *sender
-	mask            *masker    // of cfg; nil when it holds nothing to mask
-	sealer          StepSealer // nil without one
+	mask            *masker             // of cfg; nil when it holds nothing to mask
+	sealer          StepSealer          // nil without one
+	payloads        sortie.PayloadStore // of payloadStore, once made
+	payloadKMS      int                 // key-management requests opening the payload URLs
 	steps           *journal
 	cancel          context.CancelCauseFunc
 	cancelRequested atomic.Bool

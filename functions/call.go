@@ -170,6 +170,7 @@ func cloneInvocation(inv *sortie.Invocation) *sortie.Invocation {
 	c.Variables = bytes.Clone(inv.Variables)
 	c.ConfigRefs = slices.Clone(inv.ConfigRefs)
 	c.SealedConfig = bytes.Clone(inv.SealedConfig)
+	c.SealedPayloadURLs = nil // the worker's, never a handler's
 	if inv.Resume != nil {
 		c.Resume = &sortie.Resume{
 			Checkpoint: bytes.Clone(inv.Resume.Checkpoint),

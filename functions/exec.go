@@ -35,10 +35,10 @@ func execRunner(id string, spec ExecSpec) runner {
 }
 
 // workerInvocation is the invocation a worker process gets: no sealed
-// configuration, and the run's recorded steps in the clear.
+// configuration or payload URLs, and the run's recorded steps in the clear.
 func workerInvocation(c *Call) *sortie.Invocation {
 	inv := *c.inv
-	inv.SealedConfig = nil
+	inv.SealedConfig, inv.SealedPayloadURLs = nil, nil
 	inv.Steps, inv.StepsRef = c.steps.list(), nil
 	return &inv
 }

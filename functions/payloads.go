@@ -7,7 +7,52 @@ import (
 	"strings"
 
 	"github.com/sortie-run/sortie"
+	"github.com/sortie-run/sortie/payload/sealed"
 )
+
+// PayloadURLOpener opens the payload URLs a host sealed into an
+// invocation ([sortie.Invocation.SealedPayloadURLs]) and seals and opens
+// the payloads they reach: the worker's keyring, crypto/envelope's
+// Config.
+type PayloadURLOpener interface {
+	sealed.Sealer
+	// OpenPayloadURLs returns the plaintext of inv.SealedPayloadURLs,
+	// bound to inv's run and attempt, and the key-management requests it
+	// made. Errors wrap sortie.ErrUnavailable when a retry may cure them
+	// and never contain a URL.
+	OpenPayloadURLs(ctx context.Context, inv *sortie.Invocation) (urls []byte, kmsRequests int, err error)
+}
+
+// payloadStore returns the attempt's payload store, made once: a store
+// over the invocation's payload URLs when it carries them (package
+// payload/sealed), else the worker's Payloads (nil without one). URLs
+// the worker cannot open refuse the attempt with error type "payload"
+// (retryable when the error wraps sortie.ErrUnavailable).
+func (a *attempt) payloadStore(ctx context.Context) (sortie.PayloadStore, *sortie.Outcome) {
+	if a.payloads != nil || len(a.inv.SealedPayloadURLs) == 0 {
+		if a.payloads == nil && a.w.Payloads != nil {
+			a.payloads = a.w.Payloads
+		}
+		return a.payloads, nil
+	}
+	if a.w.PayloadURLs == nil {
+		o := errorOutcome(errTypePayload, "the invocation carries payload URLs and this worker cannot open them (Worker.PayloadURLs)", false)
+		return nil, &o
+	}
+	plain, n, err := a.w.PayloadURLs.OpenPayloadURLs(ctx, a.inv)
+	a.payloadKMS += n
+	defer clear(plain)
+	var urls *sealed.URLs
+	if err == nil {
+		urls, err = sealed.DecodeURLs(plain)
+	}
+	if err != nil {
+		o := errorOutcome(errTypePayload, "open the attempt's payload URLs: "+err.Error(), errors.Is(err, sortie.ErrUnavailable))
+		return nil, &o
+	}
+	a.payloads = sealed.NewURLStore(urls, a.w.PayloadURLs, nil)
+	return a.payloads, nil
+}
 
 // errTypePayload is an attempt whose variables, kept in the payload
 // store, could not be read.
@@ -33,11 +78,15 @@ func (w *Worker) loadVariables(ctx context.Context, a *attempt) *sortie.Outcome 
 	if ref == nil || !w.runsHere(a.inv.Agent.Runtime) {
 		return nil
 	}
-	if w.Payloads == nil {
-		o := errorOutcome(errTypePayload, "the run's variables are kept in a payload store and this worker has none (Worker.Payloads)", false)
+	store, refused := a.payloadStore(ctx)
+	if refused != nil {
+		return refused
+	}
+	if store == nil {
+		o := errorOutcome(errTypePayload, "the run's variables are kept in a payload store and this worker has none (Worker.Payloads, or Worker.PayloadURLs and the invocation's payload URLs)", false)
 		return &o
 	}
-	vars, err := w.Payloads.Get(ctx, a.inv.RunID, a.inv.Agent.Name, ref)
+	vars, err := store.Get(ctx, a.inv.RunID, a.inv.Agent.Name, ref)
 	if err != nil {
 		o := errorOutcome(errTypePayload, "read the run's variables: "+err.Error(), errors.Is(err, sortie.ErrUnavailable))
 		return &o
@@ -52,15 +101,20 @@ func (w *Worker) loadVariables(ctx context.Context, a *attempt) *sortie.Outcome 
 // payload store and returns the outcome naming it by reference, and the
 // bytes stored. Without a store, or over the store's limits, the outcome
 // is a permanent error of type "output" naming the size and the limit.
-func (w *Worker) storeResult(ctx context.Context, inv *sortie.Invocation, o sortie.Outcome) (sortie.Outcome, int64) {
+func (w *Worker) storeResult(ctx context.Context, a *attempt, o sortie.Outcome) (sortie.Outcome, int64) {
 	n := len(o.Result)
 	if n <= sortie.MaxResultBytes {
 		return o, 0
 	}
-	if w.Payloads == nil {
+	inv := a.inv
+	store, refused := a.payloadStore(ctx)
+	if refused != nil {
+		return *refused, 0
+	}
+	if store == nil {
 		return errorOutcome(errTypeOutput, fmt.Sprintf("output is %d bytes of JSON, limit %d (sortie.MaxResultBytes; this worker has no payload store for larger ones)", n, sortie.MaxResultBytes), false), 0
 	}
-	ref, err := w.Payloads.Put(ctx, inv.RunID, inv.Agent.Name, sortie.ResultPayloadName(inv.Attempt), "output", o.Result)
+	ref, err := store.Put(ctx, inv.RunID, inv.Agent.Name, sortie.ResultPayloadName(inv.Attempt), "output", o.Result)
 	if err != nil {
 		return errorOutcome(errTypeOutput, "store the output: "+err.Error(), errors.Is(err, sortie.ErrUnavailable)), 0
 	}

@@ -83,11 +83,15 @@ type Worker struct {
 	AuthorizeConnection AuthorizeConnectionFunc
 	// Payloads is where the worker reads variables a run keeps by
 	// reference ([sortie.Invocation.VariablesRef]) and keeps results over
-	// [sortie.MaxResultBytes] (up to its per-payload maximum); the engine
-	// must have the same store ([sortie.EngineOptions.Payloads]).
-	// Optional; without it such a run fails with error type "payload" and
-	// such a result with error type "output".
+	// [sortie.MaxResultBytes]; the engine must have the same store
+	// ([sortie.EngineOptions.Payloads]). Optional; without it such a run
+	// fails with error type "payload" and such a result with error type
+	// "output".
 	Payloads sortie.PayloadStore
+	// PayloadURLs is the keyring that opens an invocation's payload URLs
+	// ([sortie.Invocation.SealedPayloadURLs]) and seals its payloads: the
+	// attempt then uses a store over them (payload/sealed). Optional.
+	PayloadURLs PayloadURLOpener
 	// Webhooks enables webhook steps ([Call.Webhook]) and says how they
 	// go: through which destination policy, signed or not, authorized by
 	// which hook. Optional; nil (worker mode's default) installs no
@@ -203,11 +207,11 @@ func (w *Worker) execute(ctx context.Context, inv *sortie.Invocation, rep Report
 	}
 	a.out = &sender{rep: rep, ctx: context.WithoutCancel(ctx), window: w.eventWindow()}
 	o, kmsRequests := w.run(ctx, a)
-	o, offloaded := w.storeResult(ctx, a.inv, a.mask.outcome(o))
+	o, offloaded := w.storeResult(ctx, a, a.mask.outcome(o))
 	if err := o.Validate(); err != nil {
 		o = errorOutcome(errTypeOutput, "invalid outcome: "+err.Error(), false)
 	}
-	o.Usage = &sortie.Usage{DurationMs: time.Since(claimed).Milliseconds(), KMSRequests: int64(kmsRequests), OffloadedBytes: offloaded}
+	o.Usage = &sortie.Usage{DurationMs: time.Since(claimed).Milliseconds(), KMSRequests: int64(kmsRequests + a.payloadKMS), OffloadedBytes: offloaded}
 	if a.call != nil && a.call.exit != nil {
 		return o, a, a.computeEnded(*a.call.exit)
 	}

@@ -17,4 +17,12 @@
 // plane does not know (a submit that failed after its variables were
 // stored). Limits: a per-payload maximum and a per-run total
 // ([sortie.PayloadLimits]).
+//
+// Workers that hold no storage client (the Lambda bootstrap, the Cloud
+// Run container) reach the store through presigned URLs: a [Granter] is
+// the engine's Sealer on such a host, and grants each attempt a GET URL
+// for the run's variables and a PUT URL for its result, sealed into the
+// invocation with the keyring the workers hold (which also seals the
+// objects); the worker uses package payload/sealed's URLStore, which
+// applies the same rule (size, SHA-256, envelope) as [Store].
 package payload

@@ -2,27 +2,20 @@ package payload
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
-	"strings"
 
 	"gocloud.dev/blob"
 	"gocloud.dev/gcerrors"
 
 	"github.com/sortie-run/sortie"
+	"github.com/sortie-run/sortie/payload/sealed"
 )
 
 // Sealer seals and opens payloads; crypto/envelope's Config is the one to
 // use. Its errors never contain a value.
-type Sealer interface {
-	// SealPayload seals value bound to run, agent and the object's key.
-	SealPayload(ctx context.Context, run sortie.RunID, agent, key string, value []byte) ([]byte, error)
-	// OpenPayload opens what SealPayload sealed with the same binding.
-	OpenPayload(ctx context.Context, run sortie.RunID, agent, key string, sealed []byte) ([]byte, error)
-}
+type Sealer = sealed.Sealer
 
 // Options configures a [Store]. A nil *Options means the defaults.
 type Options struct {
@@ -42,9 +35,8 @@ type Store struct {
 
 var _ sortie.PayloadStore = (*Store)(nil)
 
-// sealSlackBytes bounds what sealing adds to a value (label, header, IV
-// and tag of a large envelope).
-const sealSlackBytes = 16 << 10
+// sealSlackBytes bounds what sealing adds to a value.
+const sealSlackBytes = sealed.SlackBytes
 
 // New returns a Store over bucket, named name in references (for example
 // "file" or "s3://BUCKET"; never a credential or a local path), sealing
@@ -66,7 +58,7 @@ func (s *Store) Name() string { return s.name }
 func (s *Store) Limits() sortie.PayloadLimits { return s.limits }
 
 // Key returns the object key of run's payload name: "runs/RUN/NAME".
-func Key(run sortie.RunID, name string) string { return "runs/" + string(run) + "/" + name }
+func Key(run sortie.RunID, name string) string { return sealed.Key(run, name) }
 
 // Put implements [sortie.PayloadStore].
 func (s *Store) Put(ctx context.Context, run sortie.RunID, agent, name, field string, value []byte) (*sortie.PayloadRef, error) {
@@ -77,16 +69,11 @@ func (s *Store) Put(ctx context.Context, run sortie.RunID, agent, name, field st
 	if err := s.checkRunTotal(ctx, run, key, field, int64(len(value))); err != nil {
 		return nil, err
 	}
-	sealed, err := s.sealer.SealPayload(ctx, run, agent, key, value)
+	object, ref, err := sealed.Seal(ctx, s.sealer, s.name, run, agent, key, field, value)
 	if err != nil {
 		return nil, err
 	}
-	sum := sha256.Sum256(sealed)
-	ref := &sortie.PayloadRef{Store: s.name, Key: key, Size: int64(len(value)), SHA256: hex.EncodeToString(sum[:])}
-	if err := ref.Validate(field + "_ref"); err != nil {
-		return nil, err
-	}
-	if err := s.bucket.WriteAll(ctx, key, sealed, &blob.WriterOptions{ContentType: "application/octet-stream"}); err != nil {
+	if err := s.bucket.WriteAll(ctx, key, object, &blob.WriterOptions{ContentType: "application/octet-stream"}); err != nil {
 		return nil, s.wrap("store", key, err)
 	}
 	return ref, nil
@@ -113,28 +100,14 @@ func (s *Store) checkRunTotal(ctx context.Context, run sortie.RunID, key, field 
 
 // Get implements [sortie.PayloadStore].
 func (s *Store) Get(ctx context.Context, run sortie.RunID, agent string, ref *sortie.PayloadRef) ([]byte, error) {
-	if err := ref.Validate("payload_ref"); err != nil {
+	if err := sealed.CheckRef(s.name, run, ref); err != nil {
 		return nil, err
 	}
-	if ref.Store != s.name || !strings.HasPrefix(ref.Key, Key(run, "")) {
-		return nil, fmt.Errorf("payload %s in store %q: not an object of run %s in store %q: %w", ref.Key, ref.Store, run, s.name, sortie.ErrPayloadIntegrity)
-	}
-	sealed, err := s.read(ctx, ref.Key, ref.Size+sealSlackBytes)
+	object, err := s.read(ctx, ref.Key, ref.Size+sealSlackBytes)
 	if err != nil {
 		return nil, err
 	}
-	sum := sha256.Sum256(sealed)
-	if got := hex.EncodeToString(sum[:]); got != ref.SHA256 {
-		return nil, fmt.Errorf("payload %s of run %s: the stored object's SHA-256 is %s, the run's reference names %s (changed in the store): %w", ref.Key, run, got, ref.SHA256, sortie.ErrPayloadIntegrity)
-	}
-	value, err := s.sealer.OpenPayload(ctx, run, agent, ref.Key, sealed)
-	if err != nil {
-		return nil, fmt.Errorf("payload %s of run %s does not open: %v: %w", ref.Key, run, err, sortie.ErrPayloadIntegrity)
-	}
-	if int64(len(value)) != ref.Size {
-		return nil, fmt.Errorf("payload %s of run %s: %d bytes, the reference names %d: %w", ref.Key, run, len(value), ref.Size, sortie.ErrPayloadIntegrity)
-	}
-	return value, nil
+	return sealed.Open(ctx, s.sealer, run, agent, ref, object)
 }
 
 // read returns the object key, refusing one over limit bytes.

@@ -21,12 +21,16 @@ var (
 		"WriteAll": {"s3:PutObject", "s3:AbortMultipartUpload"}, "NewWriter": {"s3:PutObject", "s3:AbortMultipartUpload"},
 		"Delete": {"s3:DeleteObject"},
 		"List":   {"s3:ListBucket"},
+		// Signed locally; the URLs then read and write as the signer.
+		"SignedURL": {"s3:GetObject", "s3:PutObject"},
 	}
 	blobGCSPermissions = map[string][]string{
 		"NewReader": {"storage.objects.get"}, "ReadAll": {"storage.objects.get"}, "Attributes": {"storage.objects.get"}, "Exists": {"storage.objects.get"},
 		"WriteAll": {"storage.objects.create", "storage.objects.delete"}, "NewWriter": {"storage.objects.create", "storage.objects.delete"},
 		"Delete": {"storage.objects.delete"},
 		"List":   {"storage.objects.list"},
+		// The URLs read and write as the signer.
+		"SignedURL": {"storage.objects.get", "storage.objects.create"},
 	}
 )
 

@@ -155,3 +155,39 @@ func (c *Config) OpenPayload(ctx context.Context, run sortie.RunID, agent, key s
 	}
 	return pt, nil
 }
+
+// SubjectPayloadURLs is the subject of the envelope of an attempt's
+// payload URLs ([sortie.Invocation.SealedPayloadURLs]): the purpose is
+// the invocation's ([PurposeInvocation]), so the worker's grant to open
+// its configuration opens them, and the subject keeps either envelope
+// from passing for the other.
+const SubjectPayloadURLs = "payload-urls"
+
+func forPayloadURLs(inv *sortie.Invocation) Binding {
+	b := forAttempt(inv)
+	b.Subject = SubjectPayloadURLs
+	return b
+}
+
+// SealPayloadURLs seals an attempt's payload URLs (package payload/sealed's
+// URLs, JSON) for inv's run, attempt and version; the engine's side
+// (package payload's Granter). Errors never contain urls.
+func (c *Config) SealPayloadURLs(ctx context.Context, inv *sortie.Invocation, urls []byte) (json.RawMessage, error) {
+	sealed, err := c.k.Seal(ctx, urls, forPayloadURLs(inv))
+	if err != nil {
+		return nil, fmt.Errorf("seal the payload URLs of run %s attempt %d: %w", inv.RunID, inv.Attempt, err)
+	}
+	return sealed, nil
+}
+
+// OpenPayloadURLs opens inv.SealedPayloadURLs, which must be bound to
+// inv's run, attempt and version, and returns them and the key-management
+// requests it made; the worker's side. Errors are those of
+// [Keeper.Open].
+func (c *Config) OpenPayloadURLs(ctx context.Context, inv *sortie.Invocation) ([]byte, int, error) {
+	pt, calls, err := c.k.open(ctx, inv.SealedPayloadURLs, forPayloadURLs(inv))
+	if err != nil {
+		return nil, calls, fmt.Errorf("open the payload URLs of run %s attempt %d: %w", inv.RunID, inv.Attempt, err)
+	}
+	return pt, calls, nil
+}

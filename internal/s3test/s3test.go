@@ -51,6 +51,16 @@ func (s *Server) BlobURL() string {
 	return "s3://" + s.Bucket + "?" + q.Encode()
 }
 
+// SigningBlobURL is BlobURL with requests and presigned URLs signed by
+// the SDK's default credentials (set AWS_ACCESS_KEY_ID and
+// AWS_SECRET_ACCESS_KEY; the server checks no signature), as a bucket
+// with real credentials signs them.
+func (s *Server) SigningBlobURL() string {
+	q := url.Values{"endpoint": {s.Endpoint}, "region": {"us-east-1"}, "use_path_style": {"true"},
+		"hostname_immutable": {"true"}}
+	return "s3://" + s.Bucket + "?" + q.Encode()
+}
+
 // Objects returns every object of the bucket by key, read over the S3
 // protocol.
 func (s *Server) Objects(t testing.TB) map[string][]byte {

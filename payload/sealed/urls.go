@@ -1,0 +1,192 @@
+package sealed
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"time"
+
+	"github.com/sortie-run/sortie"
+)
+
+// URLs are what a host grants one attempt: presigned URLs of the objects
+// it may read and write, sealed into its invocation
+// ([sortie.Invocation.SealedPayloadURLs]). Every URL is a bearer
+// credential.
+type URLs struct {
+	// Store names the store, as references carry it ("s3://BUCKET").
+	Store string `json:"store"`
+	// MaxPayloadBytes is the store's per-payload maximum.
+	MaxPayloadBytes int64 `json:"max_payload_bytes"`
+	// Get maps object keys to URLs that read them (HTTP GET).
+	Get map[string]string `json:"get,omitempty"`
+	// Put maps object keys to URLs that write them (HTTP PUT).
+	Put map[string]string `json:"put,omitempty"`
+}
+
+// DecodeURLs decodes and checks opened URLs: a store name, a positive
+// limit, and absolute http(s) URLs of keys "runs/RUN/NAME". Errors never
+// contain a URL.
+func DecodeURLs(b []byte) (*URLs, error) {
+	var u URLs
+	if err := json.Unmarshal(b, &u); err != nil {
+		return nil, sortie.Invalidf("sealed_payload_urls", "not the JSON of payload URLs")
+	}
+	if u.Store == "" || u.MaxPayloadBytes <= 0 {
+		return nil, sortie.Invalidf("sealed_payload_urls", "store and max_payload_bytes are required")
+	}
+	for _, m := range []map[string]string{u.Get, u.Put} {
+		for key, raw := range m {
+			p, err := url.Parse(raw)
+			if err != nil || (p.Scheme != "https" && p.Scheme != "http") || p.Host == "" {
+				return nil, sortie.Invalidf("sealed_payload_urls", "the URL of %.80q is not an absolute http(s) URL", key)
+			}
+		}
+	}
+	return &u, nil
+}
+
+// URLStore is a [sortie.PayloadStore] over one attempt's [URLs]: Get
+// reads an object through its GET URL and Put writes one through its PUT
+// URL, each sealed and checked by the rule of [Seal] and [Open]; no other
+// object is reachable. It needs no storage client or credentials, only
+// net/http. DeleteRun and Sweep are the host's: they fail here. The
+// per-run total is the host store's to check when it reads the run.
+type URLStore struct {
+	urls   *URLs
+	sealer Sealer
+	client *http.Client
+}
+
+var _ sortie.PayloadStore = (*URLStore)(nil)
+
+// NewURLStore returns a URLStore over urls, sealing and opening with
+// sealer (the worker's keyring: crypto/envelope's Config). client may be
+// nil: a client that follows no redirect.
+func NewURLStore(urls *URLs, sealer Sealer, client *http.Client) *URLStore {
+	if client == nil {
+		client = &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	}
+	return &URLStore{urls: urls, sealer: sealer, client: client}
+}
+
+// Limits implements [sortie.PayloadStore].
+func (s *URLStore) Limits() sortie.PayloadLimits {
+	return sortie.PayloadLimits{MaxPayloadBytes: s.urls.MaxPayloadBytes}.WithDefaults()
+}
+
+// Put implements [sortie.PayloadStore]: only an object the host granted a
+// PUT URL for.
+func (s *URLStore) Put(ctx context.Context, run sortie.RunID, agent, name, field string, value []byte) (*sortie.PayloadRef, error) {
+	if n := int64(len(value)); n > s.urls.MaxPayloadBytes {
+		return nil, sortie.Invalidf(field, "%d bytes, over the payload store's per-payload limit of %d bytes", n, s.urls.MaxPayloadBytes)
+	}
+	key := Key(run, name)
+	u, ok := s.urls.Put[key]
+	if !ok {
+		return nil, fmt.Errorf("payload store %q: this attempt was granted no URL to write %s", s.urls.Store, key)
+	}
+	object, ref, err := Seal(ctx, s.sealer, s.urls.Store, run, agent, key, field, value)
+	if err != nil {
+		return nil, err
+	}
+	resp, err := s.do(ctx, http.MethodPut, u, object)
+	if err != nil {
+		return nil, s.wrap("store", key, err)
+	}
+	defer drain(resp)
+	if resp.StatusCode/100 != 2 {
+		return nil, s.status("store", key, resp)
+	}
+	return ref, nil
+}
+
+// Get implements [sortie.PayloadStore]: only an object the host granted a
+// GET URL for.
+func (s *URLStore) Get(ctx context.Context, run sortie.RunID, agent string, ref *sortie.PayloadRef) ([]byte, error) {
+	if err := CheckRef(s.urls.Store, run, ref); err != nil {
+		return nil, err
+	}
+	u, ok := s.urls.Get[ref.Key]
+	if !ok {
+		return nil, fmt.Errorf("payload store %q: this attempt was granted no URL to read %s", s.urls.Store, ref.Key)
+	}
+	resp, err := s.do(ctx, http.MethodGet, u, nil)
+	if err != nil {
+		return nil, s.wrap("read", ref.Key, err)
+	}
+	defer drain(resp)
+	if resp.StatusCode != http.StatusOK {
+		return nil, s.status("read", ref.Key, resp)
+	}
+	limit := ref.Size + SlackBytes
+	if resp.ContentLength > limit {
+		return nil, fmt.Errorf("payload %s: the stored object is %d bytes, more than its reference allows (%d): %w", ref.Key, resp.ContentLength, limit, sortie.ErrPayloadIntegrity)
+	}
+	object, err := io.ReadAll(io.LimitReader(resp.Body, limit+1))
+	if err != nil {
+		return nil, s.wrap("read", ref.Key, err)
+	}
+	return Open(ctx, s.sealer, run, agent, ref, object)
+}
+
+// DeleteRun implements [sortie.PayloadStore]: a worker deletes nothing.
+func (s *URLStore) DeleteRun(context.Context, sortie.RunID) error {
+	return errors.New("payload store: an attempt's URL store deletes nothing; the host deletes a run's objects")
+}
+
+// Sweep implements [sortie.PayloadStore]: a worker sweeps nothing.
+func (s *URLStore) Sweep(context.Context, func(context.Context, sortie.RunID) (bool, error), time.Time) (int, error) {
+	return 0, errors.New("payload store: an attempt's URL store sweeps nothing; the host sweeps its store")
+}
+
+func (s *URLStore) do(ctx context.Context, method, u string, body []byte) (*http.Response, error) {
+	req, err := http.NewRequestWithContext(ctx, method, u, bytes.NewReader(body))
+	if err != nil {
+		return nil, errors.New("bad URL")
+	}
+	if body == nil {
+		req.Body, req.ContentLength = http.NoBody, 0
+	} else {
+		req.ContentLength = int64(len(body))
+	}
+	return s.client.Do(req)
+}
+
+func drain(resp *http.Response) {
+	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
+	resp.Body.Close()
+}
+
+// wrap is a failed request's error without its URL (a *url.Error names
+// it): context errors unchanged, anything else ErrUnavailable.
+func (s *URLStore) wrap(op, key string, err error) error {
+	var ue *url.Error
+	if errors.As(err, &ue) {
+		err = ue.Err
+	}
+	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+		return fmt.Errorf("payload store %q: %s %s: %w", s.urls.Store, op, key, err)
+	}
+	return fmt.Errorf("payload store %q: %s %s: %v: %w", s.urls.Store, op, key, err, sortie.ErrUnavailable)
+}
+
+// status maps an answer other than success: 404 to ErrNotFound, 403 (an
+// expired or refused URL) permanent, 429 and 5xx to ErrUnavailable.
+func (s *URLStore) status(op, key string, resp *http.Response) error {
+	var sentinel error
+	switch {
+	case resp.StatusCode == http.StatusNotFound:
+		sentinel = sortie.ErrNotFound
+	case resp.StatusCode == http.StatusTooManyRequests || resp.StatusCode >= 500:
+		sentinel = sortie.ErrUnavailable
+	default:
+		return fmt.Errorf("payload store %q: %s %s: HTTP %d (the attempt's URL was refused: expired, or not granted)", s.urls.Store, op, key, resp.StatusCode)
+	}
+	return fmt.Errorf("payload store %q: %s %s: HTTP %d: %w", s.urls.Store, op, key, resp.StatusCode, sentinel)
+}

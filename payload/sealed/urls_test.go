@@ -1,0 +1,169 @@
+package sealed_test
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"gocloud.dev/blob"
+
+	"github.com/sortie-run/sortie"
+	"github.com/sortie-run/sortie/crypto/envelope"
+	"github.com/sortie-run/sortie/crypto/localkey"
+	"github.com/sortie-run/sortie/internal/s3test"
+	"github.com/sortie-run/sortie/payload"
+	"github.com/sortie-run/sortie/payload/sealed"
+)
+
+const canary = "canary-secret-41b7e2"
+
+func keyring(t testing.TB) *envelope.Config {
+	t.Helper()
+	kek, err := localkey.New(bytes.Repeat([]byte{9}, localkey.KeyBytes))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ring, err := envelope.NewKeyring("k1", kek)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return envelope.NewConfig(envelope.New(ring, nil))
+}
+
+func bigValue(n int) []byte {
+	body := strings.Repeat(canary+" ", n/(len(canary)+1)+1)
+	return []byte(`{"doc":"` + body[:n-10] + `"}`)
+}
+
+type rig struct {
+	srv    *s3test.Server
+	store  *payload.Store
+	bucket *blob.Bucket
+	kr     *envelope.Config
+}
+
+// newRig is a host's store on an S3-protocol server on loopback, signing
+// with (dummy) credentials, as a host on AWS signs.
+func newRig(t *testing.T) *rig {
+	t.Helper()
+	t.Setenv("AWS_ACCESS_KEY_ID", "AKIDPAYLOADTEST")
+	t.Setenv("AWS_SECRET_ACCESS_KEY", "payload-test-secret")
+	t.Setenv("AWS_SESSION_TOKEN", "")
+	t.Setenv("AWS_PROFILE", "")
+	t.Setenv("AWS_EC2_METADATA_DISABLED", "true")
+	srv := s3test.Start(t, "payloads")
+	kr := keyring(t)
+	store, b, err := payload.OpenURL(context.Background(), srv.SigningBlobURL(), kr, nil)
+	if err != nil {
+		t.Fatalf("OpenURL = %v", err)
+	}
+	t.Cleanup(func() { b.Close() })
+	return &rig{srv: srv, store: store, bucket: b, kr: kr}
+}
+
+// grant is what the host grants attempt 1 of run: variables stored, URLs
+// signed, sealed into the invocation, and opened as the worker opens
+// them.
+func (r *rig) grant(t *testing.T, run sortie.RunID, vars []byte) (*sortie.Invocation, *sealed.URLs) {
+	t.Helper()
+	ctx := t.Context()
+	inv := &sortie.Invocation{Version: sortie.InvocationVersion, RunID: run, Attempt: 1, LaunchID: sortie.NewLaunchID(),
+		Agent: sortie.Manifest{Name: "probe", Version: "1", Runtime: "go:probe"}, DeadlineMs: time.Now().Add(time.Minute).UnixMilli()}
+	if vars != nil {
+		ref, err := r.store.Put(ctx, run, "probe", "variables", "variables", vars)
+		if err != nil {
+			t.Fatalf("Put(variables) = %v", err)
+		}
+		inv.VariablesRef = ref
+	}
+	if err := payload.NewGranter(r.store, r.kr).Seal(ctx, inv); err != nil {
+		t.Fatalf("Granter.Seal = %v", err)
+	}
+	plain, _, err := r.kr.OpenPayloadURLs(ctx, inv)
+	if err != nil {
+		t.Fatalf("OpenPayloadURLs = %v", err)
+	}
+	urls, err := sealed.DecodeURLs(plain)
+	if err != nil {
+		t.Fatalf("DecodeURLs = %v", err)
+	}
+	return inv, urls
+}
+
+// A worker with nothing but the granted URLs and the keyring reads 5 MB
+// of variables and writes a 5 MB result that the host reads back; the
+// objects, the invocation and the errors hold neither the canary nor a
+// URL's signature.
+func TestURLStoreRoundTrip(t *testing.T) {
+	r := newRig(t)
+	run := sortie.NewRunID(time.Now())
+	vars := bigValue(5 << 20)
+	inv, urls := r.grant(t, run, vars)
+	get := urls.Get[inv.VariablesRef.Key]
+	put := urls.Put[payload.Key(run, "result-1")]
+	if !strings.Contains(get, "X-Amz-Signature=") || !strings.Contains(put, "X-Amz-Signature=") || len(urls.Get) != 1 || len(urls.Put) != 1 {
+		t.Fatalf("granted URLs = %d GET, %d PUT (%t, %t signed); want one presigned URL of each", len(urls.Get), len(urls.Put), get != "", put != "")
+	}
+	w := sealed.NewURLStore(urls, r.kr, nil)
+	got, err := w.Get(t.Context(), run, "probe", inv.VariablesRef)
+	if err != nil || !bytes.Equal(got, vars) {
+		t.Fatalf("URLStore.Get = %d bytes, %v; want the %d stored", len(got), err, len(vars))
+	}
+	result := bigValue(5 << 20)
+	ref, err := w.Put(t.Context(), run, "probe", "result-1", "output", result)
+	if err != nil {
+		t.Fatalf("URLStore.Put(5 MB) = %v", err)
+	}
+	back, err := r.store.Get(t.Context(), run, "probe", ref)
+	if err != nil || !bytes.Equal(back, result) {
+		t.Fatalf("the host's Get(result) = %d bytes, %v; want the %d put", len(back), err, len(result))
+	}
+	if _, err := w.Put(t.Context(), run, "probe", "result-2", "output", result); err == nil || strings.Contains(err.Error(), "X-Amz") {
+		t.Errorf("Put(a key not granted) = %v, want an error naming no URL", err)
+	}
+	places := map[string][]byte{"invocation": inv.SealedPayloadURLs}
+	for k, v := range r.srv.Objects(t) {
+		places["object "+k] = v
+	}
+	sig := func(u string) string { _, s, _ := strings.Cut(u, "X-Amz-Signature="); return s }
+	for where, b := range places {
+		for _, secret := range []string{canary, sig(get), sig(put)} {
+			if bytes.Contains(b, []byte(secret)) {
+				t.Errorf("%s holds a canary secret or a URL signature in plaintext", where)
+			}
+		}
+	}
+}
+
+// An object with one byte flipped is refused before it is opened, with
+// sortie.ErrPayloadIntegrity and not as unavailable (a retry cannot cure
+// it); a URL the store refuses is no integrity error, and its error does
+// not hold the URL.
+func TestURLStoreFlippedByte(t *testing.T) {
+	r := newRig(t)
+	run := sortie.NewRunID(time.Now())
+	inv, urls := r.grant(t, run, bigValue(300<<10))
+	raw, err := r.bucket.ReadAll(t.Context(), inv.VariablesRef.Key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw[len(raw)/2] ^= 0x01
+	if err := r.bucket.WriteAll(t.Context(), inv.VariablesRef.Key, raw, nil); err != nil {
+		t.Fatal(err)
+	}
+	w := sealed.NewURLStore(urls, r.kr, nil)
+	_, err = w.Get(t.Context(), run, "probe", inv.VariablesRef)
+	if !errors.Is(err, sortie.ErrPayloadIntegrity) || errors.Is(err, sortie.ErrUnavailable) || !strings.Contains(err.Error(), "SHA-256") {
+		t.Fatalf("Get(one byte flipped) = %v, want ErrPayloadIntegrity naming the SHA-256", err)
+	}
+	gone := *urls
+	gone.Get = map[string]string{inv.VariablesRef.Key: r.srv.Endpoint + "/payloads/runs/" + string(run) + "/missing?X-Amz-Signature=0f0f"}
+	_, err = sealed.NewURLStore(&gone, r.kr, http.DefaultClient).Get(t.Context(), run, "probe", inv.VariablesRef)
+	if !errors.Is(err, sortie.ErrNotFound) || strings.Contains(err.Error(), "0f0f") {
+		t.Errorf("Get(a URL of a missing object) = %v, want ErrNotFound without the URL", err)
+	}
+}
