@@ -163,13 +163,13 @@ type Config struct {
 	// default table, or a deployment's table with its overrides.
 	// Optional; defaults to pricing.Default().
 	Prices *pricing.Table
-	// PayloadBucket is the gocloud.dev/blob URL of the bucket that keeps
-	// payloads over their inline limits (variables over
-	// sortie.MaxVariablesBytes, results over sortie.MaxResultBytes), for
-	// example "s3://BUCKET?region=eu-west-1". Optional; defaults to
-	// StateDir/payloads ([PayloadDir]). Only a host whose attempts run on
-	// local workers keeps payloads; on others such a submission is refused
-	// naming the inline limit.
+	// PayloadBucket is the gocloud.dev/blob URL of the bucket keeping
+	// payloads over their inline limits, e.g. "s3://BUCKET?region=eu-west-1".
+	// Optional; defaults to StateDir/payloads ([PayloadDir]) for local
+	// workers (sealed with StateDir's local key). A host launching on
+	// AWS.Function keeps payloads only here and with the KMS keyring its
+	// workers hold, which seals them (workers get presigned URLs); other
+	// hosts keep none, and refuse a submission over the inline limit.
 	PayloadBucket string
 	// PayloadLimits are the payload store's per-payload and per-run
 	// maxima, in bytes. Optional; default 100 MiB and 256 MiB.

@@ -37,19 +37,47 @@ func (c *Config) localWorkers() bool {
 	return c.Launcher == nil && c.GCP.Job == "" && c.GCP.Service == "" && (c.AWS.Table == "" || c.LocalWorkers)
 }
 
-// openPayloads opens the host's payload store for the engine when its
+// openPayloads opens the host's payload store for the engine. When its
 // attempts run on local workers: PayloadBucket, else StateDir/payloads,
 // sealing with the state directory's local key (created on first use).
-// Other hosts have none: their workers could not read it.
+// When they run on the Lambda worker function: see openGranted. Other
+// hosts have none: their workers could not read it.
 func (h *Host) openPayloads(ctx context.Context, opts *sortie.EngineOptions) error {
 	if !h.cfg.localWorkers() {
-		return nil
+		return h.openGranted(ctx, opts)
 	}
 	s, b, err := openPayloadStore(ctx, h.cfg, h.dir)
 	if err != nil {
 		return err
 	}
 	h.payloads, opts.Payloads = b, s
+	return nil
+}
+
+// grantsPayloadURLs reports whether cfg's attempts run on workers that
+// read and write payloads through the presigned URLs of their
+// invocations: the Lambda worker function.
+func (c *Config) grantsPayloadURLs() bool {
+	return c.Launcher == nil && c.AWS.Function != "" && !c.LocalWorkers
+}
+
+// openGranted opens the payload store of a host whose workers reach it
+// only through presigned URLs (grantsPayloadURLs), when it has
+// PayloadBucket and the KMS keyring its workers hold (AWS.KMSKeys or
+// GCP.KMSKeys, the engine's Sealer): objects are sealed with that
+// keyring, and each attempt is granted its URLs sealed into its
+// invocation (payload.Granter). Without either the host keeps no
+// payloads, and a submission over the inline limit is refused naming it.
+func (h *Host) openGranted(ctx context.Context, opts *sortie.EngineOptions) error {
+	kr, ok := opts.Sealer.(*envelope.Config)
+	if !h.cfg.grantsPayloadURLs() || h.cfg.PayloadBucket == "" || !ok {
+		return nil
+	}
+	s, b, err := payload.OpenURL(ctx, h.cfg.PayloadBucket, kr, &payload.Options{Limits: h.cfg.PayloadLimits})
+	if err != nil {
+		return err
+	}
+	h.payloads, opts.Payloads, opts.Sealer = b, s, payload.NewGranter(s, kr)
 	return nil
 }
 

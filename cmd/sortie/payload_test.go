@@ -187,3 +187,35 @@ func testwaitRun(t *testing.T, url, token string, id sortie.RunID) {
 		return apiCall(t, http.MethodGet, url+"/v1/runs/"+string(id)+"?wait_ms=2000", token, nil, &r) == http.StatusOK && r.State.Terminal()
 	})
 }
+
+// sortie serve launching on the Lambda worker function, with a payload
+// bucket and the KMS keyring: a 5 MB variable and a 5 MB result
+// round-trip through `sortie --host URL run` and the function under the
+// emulator, which reads and writes them through the presigned URLs the
+// host sealed into its invocation; the objects are sealed with the
+// keyring and hold no canary.
+func TestLargePayloadsOnLambda(t *testing.T) {
+	r := startAWSRig(t)
+	srv := s3test.Start(t, "payloads")
+	c := newCLI(t)
+	env := append(awsCredentials(), "SORTIE_PAYLOAD_BUCKET="+srv.SigningBlobURL())
+	url := startServeCmd(t, c, env, append(r.tableFlags(), "--lambda-function", "function",
+		"--lambda-endpoint", r.rie.Endpoint, "--kms-keys", r.keyring(), "--kms-endpoint", r.kms.Endpoint)...)
+	vars, output := bigOutputVars(5 << 20)
+	f := filepath.Join(t.TempDir(), "vars.json")
+	if err := os.WriteFile(f, vars, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	remote := &cli{t: t, state: t.TempDir()}
+	out := runCmd(t, remote.cmd("--host", url, "run", "probe", "--vars-file", f, "--json"))
+	if out.code != 0 {
+		t.Fatalf("sortie --host %s run probe --vars-file (5 MB): exit %d: %.2000s", url, out.code, out.stderr)
+	}
+	_, final := jsonLines(t, out.stdout)
+	checkLargeRun(t, "sortie --host run --json", final, output)
+	if a := final.Current(); !strings.HasPrefix(a.Owner, "lambda:function/") {
+		t.Errorf("attempt 1 Owner = %q, want lambda:function/REQUEST_ID (run in the worker function)", a.Owner)
+	}
+	checkBucket(t, srv, final.ID)
+	noPlaintext(t, c.state)
+}

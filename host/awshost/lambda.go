@@ -72,7 +72,10 @@ func FromEnv(env *fnlambda.Env) Config {
 // reads it): in worker mode a [fnlambda.Handler] whose worker runs reg's
 // handlers under env's destination policy (closed unless the function's
 // environment allows destinations) and opens inline configuration with the KMS keyring (env's
-// ConfigEnv is the allowlist); in reconciler mode the same handler with an
+// ConfigEnv is the allowlist) and reads variables and writes results over
+// the inline limits through the presigned URLs the host seals into each
+// invocation (functions.Worker.PayloadURLs: net/http and the keyring, no
+// S3 client); in reconciler mode the same handler with an
 // engine factory launching on env's worker function; in trigger mode the
 // rules of env's TriggerRules routing events to runs of agents. The host
 // stays open for the life of the process. A configuration error is a
@@ -90,6 +93,9 @@ func Function(ctx context.Context, env *fnlambda.Env, reg *functions.Registry, a
 	if s := h.Sealer(); s != nil {
 		w.InlineConfig = &functions.InlineConfig{Opener: s, Allow: env.ConfigEnv}
 		w.StepSealer = s
+		// Payloads by reference: the host's presigned URLs, sealed into
+		// each invocation, and the payloads sealed with the keyring.
+		w.PayloadURLs = s
 	}
 	fh := &fnlambda.Handler{Mode: env.Mode, Worker: w, ControlPlane: h.ControlPlane, Logger: log}
 	if env.Mode == fnlambda.ModeReconciler && env.WorkerFunction != "" {

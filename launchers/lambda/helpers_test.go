@@ -31,6 +31,16 @@ var testPolicy = sortie.Policy{HeartbeatMs: 200, LeaseMs: 2000, BackoffMs: 50}
 // "test-key"; closed when tb ends.
 func newEngine(tb testing.TB, cp sortie.ControlPlane, l sortie.Launcher) *sortie.Engine {
 	tb.Helper()
+	e := sortie.NewEngine(cp, l, probeAgents, &sortie.EngineOptions{DefaultPolicy: testPolicy,
+		Sealer: testKeyring(tb), Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	tb.Cleanup(func() { _ = e.Close() })
+	return e
+}
+
+// testKeyring seals and opens with the local-kms key the function's
+// keyring names "test-key".
+func testKeyring(tb testing.TB) *envelope.Config {
+	tb.Helper()
 	client := kms.New(kms.Options{Region: localkms.Region, BaseEndpoint: aws.String(kmsd.Endpoint), RetryMaxAttempts: 1,
 		Credentials: credentials.NewStaticCredentialsProvider("AKIDLOCALKMS", "local-kms-test-secret", "")})
 	kek, err := awskms.New(client, localkms.ARN(localkms.KeyA))
@@ -41,11 +51,7 @@ func newEngine(tb testing.TB, cp sortie.ControlPlane, l sortie.Launcher) *sortie
 	if err != nil {
 		tb.Fatalf("NewKeyring = %v, want nil", err)
 	}
-	e := sortie.NewEngine(cp, l, probeAgents, &sortie.EngineOptions{DefaultPolicy: testPolicy,
-		Sealer: envelope.NewConfig(envelope.New(ring, nil)),
-		Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
-	tb.Cleanup(func() { _ = e.Close() })
-	return e
+	return envelope.NewConfig(envelope.New(ring, nil))
 }
 
 // submit submits a probe run with vars.
