@@ -167,9 +167,9 @@ type Config struct {
 	// payloads over their inline limits, e.g. "s3://BUCKET?region=eu-west-1".
 	// Optional; defaults to StateDir/payloads ([PayloadDir]) for local
 	// workers (sealed with StateDir's local key). A host launching on
-	// AWS.Function keeps payloads only here and with the KMS keyring its
-	// workers hold, which seals them (workers get presigned URLs); other
-	// hosts keep none, and refuse a submission over the inline limit.
+	// AWS.Function or Cloud Run keeps payloads only here, sealed with the
+	// keyring its workers hold (they get presigned URLs); other hosts
+	// keep none, and refuse a submission over the inline limit.
 	PayloadBucket string
 	// PayloadLimits are the payload store's per-payload and per-run
 	// maxima, in bytes. Optional; default 100 MiB and 256 MiB.

@@ -40,8 +40,8 @@ func (c *Config) localWorkers() bool {
 // openPayloads opens the host's payload store for the engine. When its
 // attempts run on local workers: PayloadBucket, else StateDir/payloads,
 // sealing with the state directory's local key (created on first use).
-// When they run on the Lambda worker function: see openGranted. Other
-// hosts have none: their workers could not read it.
+// When they run on the Lambda worker function or Cloud Run: see
+// openGranted. Other hosts have none: their workers could not read it.
 func (h *Host) openPayloads(ctx context.Context, opts *sortie.EngineOptions) error {
 	if !h.cfg.localWorkers() {
 		return h.openGranted(ctx, opts)
@@ -56,9 +56,9 @@ func (h *Host) openPayloads(ctx context.Context, opts *sortie.EngineOptions) err
 
 // grantsPayloadURLs reports whether cfg's attempts run on workers that
 // read and write payloads through the presigned URLs of their
-// invocations: the Lambda worker function.
+// invocations: the Lambda worker function, the Cloud Run Job or service.
 func (c *Config) grantsPayloadURLs() bool {
-	return c.Launcher == nil && c.AWS.Function != "" && !c.LocalWorkers
+	return c.Launcher == nil && !c.LocalWorkers && (c.AWS.Function != "" || c.GCP.Launches())
 }
 
 // openGranted opens the payload store of a host whose workers reach it

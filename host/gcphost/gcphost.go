@@ -30,7 +30,9 @@ type ControlPlane interface {
 
 // Container is the opened parts of the Cloud Run container of an [Env]:
 // its control plane, its keyring and the worker that opens inline
-// configuration with it.
+// configuration with it, and reads variables and writes results over
+// their inline limits through the presigned URLs the host seals into each
+// invocation (functions.Worker.PayloadURLs).
 //
 // [Env]: https://pkg.go.dev/github.com/sortie-run/sortie/functions/cloudrun#Env
 type Container struct {
@@ -71,6 +73,10 @@ func OpenContainer(ctx context.Context, env *fncloudrun.Env, reg *functions.Regi
 		// No StepSealer: the worker's key grant is Decrypt only
 		// (terraform/gcp), so a secret step fails here, saying so.
 		w.InlineConfig = &functions.InlineConfig{Opener: ring.Config, Allow: env.ConfigEnv}
+		// Payloads by reference, through the presigned URLs the host
+		// seals into each invocation. Reading variables needs Decrypt;
+		// storing a result seals it, which needs the key's Encrypt too.
+		w.PayloadURLs = ring.Config
 	}
 	return &Container{ControlPlane: cp, Keyring: ring, Worker: w}, nil
 }
