@@ -222,6 +222,8 @@ func TestAWSPoliciesAllowWhatTheCodeCalls(t *testing.T) {
 			"OpenInvocationConfig": {Actions: []string{"kms:Decrypt"}, Resources: []string{key}, Condition: only(envelope.PurposeInvocation)},
 			"SealStepResults":      {Actions: []string{"kms:GenerateDataKey"}, Resources: []string{key}, Condition: only(envelope.PurposeStep)},
 			"OpenStepResults":      {Actions: []string{"kms:Decrypt"}, Resources: []string{key}, Condition: only(envelope.PurposeStep)},
+			"SealPayloads":         {Actions: []string{"kms:GenerateDataKey"}, Resources: []string{key}, Condition: only(envelope.PurposePayload)},
+			"OpenPayloads":         {Actions: []string{"kms:Decrypt"}, Resources: []string{key}, Condition: only(envelope.PurposePayload)},
 			// Lambda sends a failed async invocation to the destination with
 			// the worker's role.
 			"OnFailureDestination": {Actions: invoke, Resources: []string{"aws_lambda_function.reconciler.arn"}},
@@ -262,6 +264,7 @@ func TestAWSPoliciesAllowWhatTheCodeCalls(t *testing.T) {
 	host := maps.Clone(want["trigger"])
 	delete(host, "PollTriggerQueue")
 	delete(host, "Logs")
+	host["SealPayloads"], host["OpenPayloads"] = want["worker"]["SealPayloads"], want["worker"]["OpenPayloads"]
 	host["OpenPageTokenKey"] = grant{Actions: []string{"kms:Decrypt"}, Resources: []string{key}, Condition: only(awshost.PageTokenPurpose)}
 	host["ReadStream"] = grant{Actions: append(apiActions[dynamostream.API]("dynamodb", nil), apiActions[dynamostream.TableAPI]("dynamodb", nil)...),
 		Resources: []string{table, "${" + table + "}/stream/*"}}

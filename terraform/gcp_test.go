@@ -183,7 +183,8 @@ var kmsRoles = map[string][]string{
 
 // The host (the launcher service account) may call every Cloud KMS method
 // gcpkms.API has, on the module's key only: it seals (Encrypt) and
-// re-seals the copy at rest (Decrypt). The worker only opens: Decrypt.
+// re-seals the copy at rest (Decrypt). The worker opens (Decrypt) and
+// seals the results it keeps by reference (Encrypt).
 // Cloud KMS IAM has no condition on the AAD, so neither grant is split by
 // purpose (see gcp/kms.tf).
 func TestGCPKeyGrants(t *testing.T) {
@@ -197,7 +198,9 @@ func TestGCPKeyGrants(t *testing.T) {
 		all = append(all, p)
 	}
 	sort.Strings(all)
-	want := map[string][]string{"launcher": all, "worker": {kmsPermissions["Decrypt"]}}
+	worker := []string{kmsPermissions["Decrypt"], kmsPermissions["Encrypt"]}
+	slices.Sort(worker)
+	want := map[string][]string{"launcher": all, "worker": worker}
 	names := m.ofType("resource", "google_kms_crypto_key_iam_member")
 	slices.Sort(names)
 	// payloads: Cloud Storage's service agent, for the payload bucket's

@@ -93,8 +93,9 @@ func checkPayloadEnv(t *testing.T, m *module, dir, scheme string) {
 
 // TestAWSPayloadBucket checks the payload store's bucket and grants
 // against package payload: the lifecycle rule expires what payload.Key
-// names, and hosts and the worker get exactly the actions s3blob takes
-// for the Bucket methods the store calls, under that prefix only.
+// names, and hosts get exactly the actions s3blob takes for the Bucket
+// methods the store calls, under that prefix only; the worker function
+// none (it uses the URLs its host signs).
 func TestAWSPayloadBucket(t *testing.T) {
 	m := parseModule(t, "aws")
 	checkPayloadEnv(t, m, "aws", "s3")
@@ -151,10 +152,13 @@ func TestAWSPayloadBucket(t *testing.T) {
 	if d := cmp.Diff(want, m.policy(t, "payloads")); d != "" {
 		t.Errorf("data.aws_iam_policy_document.payloads differs from what package payload calls (-want +module):\n%s", d)
 	}
-	for name, role := range map[string]string{"worker_payloads": "aws_iam_role.worker.id", "host_payloads": "aws_iam_role.host[each.key].id"} {
-		attach := m.block(t, "resource", "aws_iam_role_policy", name)
-		if got := []string{m.str(attach, "role"), m.str(attach, "policy")}; !slices.Equal(got, []string{role, "data.aws_iam_policy_document.payloads[0].json"}) {
-			t.Errorf("aws_iam_role_policy.%s (role, policy) = %v, want %s with the payloads document", name, got, role)
+	attach := m.block(t, "resource", "aws_iam_role_policy", "host_payloads")
+	if got := []string{m.str(attach, "role"), m.str(attach, "policy")}; !slices.Equal(got, []string{"aws_iam_role.host[each.key].id", "data.aws_iam_policy_document.payloads[0].json"}) {
+		t.Errorf("aws_iam_role_policy.host_payloads (role, policy) = %v, want every host role with the payloads document", got)
+	}
+	for _, name := range m.ofType("resource", "aws_iam_role_policy") {
+		if b := m.block(t, "resource", "aws_iam_role_policy", name); m.str(b, "policy") == "data.aws_iam_policy_document.payloads[0].json" && name != "host_payloads" {
+			t.Errorf("aws_iam_role_policy.%s grants the payload bucket: only hosts reach it (workers use presigned URLs)", name)
 		}
 	}
 	if got := m.str(m.block(t, "resource", "aws_iam_role_policy", "host_payloads"), "for_each"); got != "var.payload_store ? var.host_roles : toset([])" {
@@ -193,7 +197,7 @@ func TestGCPPayloadBucket(t *testing.T) {
 	member := m.block(t, "resource", "google_storage_bucket_iam_member", "payloads")
 	got = []string{m.str(member, "bucket"), m.str(member, "role"), m.str(member, "for_each")}
 	want = []string{"google_storage_bucket.payloads[0].name", "google_project_iam_custom_role.payloads[0].id",
-		"var.payload_store ? { launcher = google_service_account.launcher.member, worker = google_service_account.worker.member } : {}"}
+		"var.payload_store ? { launcher = google_service_account.launcher.member } : {}"}
 	if d := cmp.Diff(want, got); d != "" {
 		t.Errorf("google_storage_bucket_iam_member.payloads (bucket, role, members) (-want +module):\n%s", d)
 	}

@@ -24,4 +24,10 @@
 // The control plane is the DynamoDB table of SORTIE_DYNAMODB_TABLE or the
 // SQLite file of SORTIE_SQLITE_PATH (exactly one). Package host/gcphost
 // assembles the container; its handlers are package host/builtin's.
+//
+// Variables and results over their inline limits (and a Jobs invocation
+// that would not fit the 32 KiB environment value) go by reference: the
+// container reads and writes them through the presigned URLs the host
+// seals into each invocation, opened with its Cloud KMS keyring (package
+// payload/sealed).
 package main

@@ -6,6 +6,11 @@
 // It registers the same handlers as the CLI's worker (package host/builtin:
 // probe and textstats) and builds the function with package host/awshost.
 //
+// Variables and results over their inline limits go by reference: the
+// worker reads and writes them through the presigned URLs the host seals
+// into each invocation, opened with the KMS keyring (package
+// payload/sealed, net/http alone: no S3 client in the bootstrap).
+//
 // With OTEL_EXPORTER_OTLP_ENDPOINT (or OTEL_EXPORTER_OTLP_TRACES_ENDPOINT)
 // set, it exports its spans over OTLP/HTTP (package host/telemetry) and
 // flushes them before each handler returns: the attempt, claim and finish

@@ -70,8 +70,9 @@ func OpenContainer(ctx context.Context, env *fncloudrun.Env, reg *functions.Regi
 	w := &functions.Worker{Registry: reg, Logger: log, Destinations: env.Destinations, Models: env.Models, ConfigRefs: configRefs(env)}
 	w.SetAllowlists(env.AllowTools, env.AllowConnections)
 	if ring != nil {
-		// No StepSealer: the worker's key grant is Decrypt only
-		// (terraform/gcp), so a secret step fails here, saying so.
+		// No StepSealer: a secret step fails here, saying so (the
+		// worker's Encrypt grant in terraform/gcp is for results kept by
+		// reference).
 		w.InlineConfig = &functions.InlineConfig{Opener: ring.Config, Allow: env.ConfigEnv}
 		// Payloads by reference, through the presigned URLs the host
 		// seals into each invocation. Reading variables needs Decrypt;

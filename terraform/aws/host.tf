@@ -8,8 +8,9 @@
 # only: it never opens an attempt's envelope) and invokes the worker
 # function. Logs and image pulls go through the ECS task execution role or
 # the instance's agent, not this role. It also opens the deployment's
-# page-token key (kms:Decrypt, purpose page-token-key only) and reads the
-# table's stream, which wakes its followers of runs other processes write.
+# page-token key (kms:Decrypt, purpose page-token-key only), seals and
+# opens payloads (purpose run-payload only), and reads the table's stream,
+# which wakes its followers of runs other processes write.
 data "aws_iam_policy_document" "assume_host_ecs" {
   statement {
     actions = ["sts:AssumeRole"]
@@ -92,6 +93,28 @@ data "aws_iam_policy_document" "host" {
       test     = "StringEquals"
       variable = "kms:EncryptionContext:purpose"
       values   = ["config-at-rest"]
+    }
+  }
+  # Payloads by reference: the host seals variables and opens results
+  # (purpose run-payload only).
+  statement {
+    sid       = "SealPayloads"
+    actions   = ["kms:GenerateDataKey"]
+    resources = [aws_kms_key.config.arn]
+    condition {
+      test     = "StringEquals"
+      variable = "kms:EncryptionContext:purpose"
+      values   = ["run-payload"]
+    }
+  }
+  statement {
+    sid       = "OpenPayloads"
+    actions   = ["kms:Decrypt"]
+    resources = [aws_kms_key.config.arn]
+    condition {
+      test     = "StringEquals"
+      variable = "kms:EncryptionContext:purpose"
+      values   = ["run-payload"]
     }
   }
   statement {

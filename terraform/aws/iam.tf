@@ -103,6 +103,28 @@ data "aws_iam_policy_document" "worker" {
       values   = ["step-result"]
     }
   }
+  # Payloads by reference (package payload/sealed): the worker opens the
+  # run's variables and seals its result (purpose run-payload only).
+  statement {
+    sid       = "SealPayloads"
+    actions   = ["kms:GenerateDataKey"]
+    resources = [aws_kms_key.config.arn]
+    condition {
+      test     = "StringEquals"
+      variable = "kms:EncryptionContext:purpose"
+      values   = ["run-payload"]
+    }
+  }
+  statement {
+    sid       = "OpenPayloads"
+    actions   = ["kms:Decrypt"]
+    resources = [aws_kms_key.config.arn]
+    condition {
+      test     = "StringEquals"
+      variable = "kms:EncryptionContext:purpose"
+      values   = ["run-payload"]
+    }
+  }
   statement {
     sid       = "OnFailureDestination"
     actions   = ["lambda:InvokeFunction"]

@@ -5,8 +5,10 @@
 # HTTP, and expires runs/ objects after payload_retention_days: the
 # backstop of the store's own deletes (a run deleted or expired) and its
 # orphan sweep. Hosts (sortie serve --payload-bucket, output
-# payload_bucket_url) and the worker function get object access under
-# runs/ only.
+# payload_bucket_url) get object access under runs/ only. The worker
+# function gets none: it reads variables and writes results through the
+# presigned URLs its host signs per attempt (payload.Granter), sealed into
+# the invocation, which act with the host's grants.
 locals {
   payload_prefix = "runs/"
 }
@@ -95,8 +97,10 @@ resource "aws_s3_bucket_policy" "payloads" {
   depends_on = [aws_s3_bucket_public_access_block.payloads]
 }
 
-# What gocloud.dev/blob's s3blob calls for the store: GetObject (reads and
-# attributes), PutObject (writes, multipart parts included),
+# What gocloud.dev/blob's s3blob calls for the store, and what the
+# presigned URLs it signs do as the host: GetObject (reads and
+# attributes, GET URLs), PutObject (writes, multipart parts included, PUT
+# URLs),
 # AbortMultipartUpload (a failed multipart write), DeleteObject (a run's
 # objects) and ListBucket (DeleteRun and the sweep), all under runs/.
 data "aws_iam_policy_document" "payloads" {
@@ -128,13 +132,6 @@ data "aws_iam_policy_document" "payloads" {
       values   = [aws_s3_bucket.payloads[0].arn]
     }
   }
-}
-
-resource "aws_iam_role_policy" "worker_payloads" {
-  count  = var.payload_store ? 1 : 0
-  name   = "sortie-worker-payloads"
-  role   = aws_iam_role.worker.id
-  policy = data.aws_iam_policy_document.payloads[0].json
 }
 
 resource "aws_iam_role_policy" "host_payloads" {

@@ -2,7 +2,9 @@
 # Cloud KMS rotates its version every key_rotation_period, and older
 # versions still decrypt). The launcher (the host) seals with it: Encrypt
 # for the copy at rest and each attempt's copy, Decrypt to re-seal the copy
-# at rest per attempt. The worker opens each attempt's copy: Decrypt only.
+# at rest per attempt. The worker opens each attempt's copy and the run's
+# variables kept by reference (Decrypt), and seals a result it keeps by
+# reference (Encrypt).
 #
 # What Cloud KMS cannot split by purpose: its IAM has no condition on a
 # request's additional authenticated data, the way AWS KMS policies
@@ -42,6 +44,6 @@ resource "google_kms_crypto_key_iam_member" "launcher" {
 
 resource "google_kms_crypto_key_iam_member" "worker" {
   crypto_key_id = google_kms_crypto_key.config.id
-  role          = "roles/cloudkms.cryptoKeyDecrypter"
+  role          = "roles/cloudkms.cryptoKeyEncrypterDecrypter"
   member        = google_service_account.worker.member
 }

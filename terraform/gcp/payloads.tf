@@ -6,7 +6,9 @@
 # deletes runs/ objects after payload_retention_days: the backstop of the
 # store's own deletes (a run deleted or expired) and its orphan sweep.
 # The launcher (hosts: sortie serve --payload-bucket, output
-# payload_bucket_url) and the worker get object access under runs/ only.
+# payload_bucket_url) gets object access under runs/ only; the worker
+# none: it reads variables and writes results through the signed URLs
+# its host grants per attempt, which act with the launcher's access.
 locals {
   payload_prefix = "runs/"
   payload_bucket = "${var.project}-${var.name}-payloads"
@@ -64,7 +66,7 @@ resource "google_project_iam_custom_role" "payloads" {
 # Objects under runs/ only; a list is checked on the bucket itself.
 resource "google_storage_bucket_iam_member" "payloads" {
   # Keys known at plan time; the members are not until the accounts exist.
-  for_each = var.payload_store ? { launcher = google_service_account.launcher.member, worker = google_service_account.worker.member } : {}
+  for_each = var.payload_store ? { launcher = google_service_account.launcher.member } : {}
   bucket   = google_storage_bucket.payloads[0].name
   role     = google_project_iam_custom_role.payloads[0].id
   member   = each.value
