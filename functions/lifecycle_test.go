@@ -237,10 +237,12 @@ func TestFencedBeforeTheLeaseEnds(t *testing.T) {
 }
 
 // Heartbeats that succeed keep moving the fence: a handler outliving many
-// leases is never fenced while its heartbeats land.
+// leases is never fenced while its heartbeats land. (The lease is 1.5 s, so
+// the fence, a third of it ahead, is 1 s after the last renewal: a loaded
+// machine stalled the 50 ms heartbeats of a 300 ms lease past its 200 ms.)
 func TestRenewedLeaseIsNotFenced(t *testing.T) {
 	w, _ := newWorker(register(func(ctx context.Context, c *Call) (any, error) {
-		t := time.NewTimer(900 * time.Millisecond) // three leases of 300 ms
+		t := time.NewTimer(4500 * time.Millisecond) // three leases of 1.5 s
 		defer t.Stop()
 		select {
 		case <-ctx.Done():
@@ -251,7 +253,7 @@ func TestRenewedLeaseIsNotFenced(t *testing.T) {
 	}))
 	rep := newRecorder(t)
 	inv := testInvocation("go:h", "")
-	inv.HeartbeatMs, inv.LeaseMs = 50, 300
+	inv.HeartbeatMs, inv.LeaseMs = 100, 1500
 	if _, err := w.Execute(context.Background(), inv, rep); err != nil {
 		t.Fatal(err)
 	}
