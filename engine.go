@@ -114,6 +114,11 @@ type EngineOptions struct {
 	// Pricer sets [Run.Cost] on every run the engine returns (Submit,
 	// Get, List, Cancel, Resume). Optional; without it runs carry no cost.
 	Pricer Pricer
+	// Inputs checks each submission's variables against its agent's
+	// [Manifest.InputSchema] (package inputschema's Checker). Optional;
+	// without it input schemas are not checked at submit, and the
+	// agent's handler alone checks its variables.
+	Inputs InputChecker
 }
 
 // Engine combines a [ControlPlane] and a [Launcher]: it reserves runs,

@@ -29,9 +29,21 @@ type Manifest struct {
 	// Budget caps what the agent's runs may cost per period; see
 	// [AgentBudget]. Optional; nil means none.
 	Budget *AgentBudget `json:"budget,omitempty"`
+	// InputSchema declares the agent's variables: a JSON Schema object
+	// (draft 2020-12 unless its $schema names another draft; one
+	// document, whose $refs stay inside it) of at most
+	// [MaxInputSchemaBytes]. The engine's [InputChecker] checks each
+	// submission's variables against it before anything is stored and
+	// refuses a mismatch with a [*ValidationError] naming the field
+	// ("variables.top"). Its "description" and its properties' say what
+	// the variables do (`sortie describe`). A run's stored manifest
+	// drops it. Optional.
+	InputSchema json.RawMessage `json:"input_schema,omitempty"`
 }
 
 // Validate checks the manifest's fields and returns a [*ValidationError].
+// It checks the input schema's shape and size only; an [InputChecker]
+// (package inputschema) compiles it.
 func (m *Manifest) Validate() error {
 	if err := checkName("agent.name", m.Name); err != nil {
 		return err
@@ -57,6 +69,9 @@ func (m *Manifest) Validate() error {
 		if err := m.Budget.Validate(); err != nil {
 			return err
 		}
+	}
+	if err := checkInputSchema(m.InputSchema); err != nil {
+		return err
 	}
 	return m.Policy.checkRequested()
 }

@@ -202,6 +202,10 @@ func (e *Engine) newRun(ctx context.Context, req *SubmitRequest) (*Run, error) {
 	if len(bytes.TrimSpace(vars)) == 0 {
 		vars = json.RawMessage("{}")
 	}
+	if err := e.checkInput(&m, vars); err != nil {
+		return nil, err
+	}
+	m.InputSchema = nil // checked; never stored on the run
 	run := &Run{
 		ID:             NewRunID(e.now()),
 		Agent:          m,

@@ -318,6 +318,9 @@ func (c *Config) Validate() error {
 	if err := c.checkRuntimes(); err != nil {
 		return err
 	}
+	if err := c.checkAgents(); err != nil {
+		return err
+	}
 	if err := c.checkConfigRefs(); err != nil {
 		return err
 	}

@@ -18,6 +18,7 @@ import (
 	"github.com/sortie-run/sortie/functions"
 	"github.com/sortie-run/sortie/host/awshost"
 	"github.com/sortie-run/sortie/host/gcphost"
+	"github.com/sortie-run/sortie/inputschema"
 	"github.com/sortie-run/sortie/launchers/local"
 	"github.com/sortie-run/sortie/server/callback"
 )
@@ -108,7 +109,8 @@ func New(ctx context.Context, cfg Config) (*Host, error) {
 // openEngine opens the control plane, the sealer and the launcher, and
 // the engine over them.
 func (h *Host) openEngine(ctx context.Context) error {
-	opts := sortie.EngineOptions{Logger: h.log, Pricer: h.cfg.Prices, Models: h.cfg.Models, OwnRunsOnly: h.cfg.OwnRunsOnly}
+	opts := sortie.EngineOptions{Logger: h.log, Pricer: h.cfg.Prices, Models: h.cfg.Models, OwnRunsOnly: h.cfg.OwnRunsOnly,
+		Inputs: inputschema.Default}
 	if h.issuer != nil {
 		opts.ReportIssuer = h.issuer
 	}

@@ -17,6 +17,9 @@
 //	PUT    /v1/runs/{id}/push-configs/{cid}       {"url", "key_id"}
 //	GET    /v1/runs/{id}/push-configs[/{cid}]
 //	DELETE /v1/runs/{id}/push-configs/{cid}
+//	GET    /v1/agents                             the host's agents: [wire.AgentList]
+//	GET    /v1/agents/{name}                      one agent: its manifest, the host's policy
+//	                                              defaults applied, with its input_schema
 //	POST   /v1/worker/{claim,heartbeat,events,complete}   worker callbacks (Options.Callbacks)
 //	GET    /.well-known/agent-card.json, /a2a     the A2A binding (Options.A2A)
 //	GET    /healthz

@@ -65,8 +65,10 @@ func notFoundMessage(r *http.Request, code, msg string) string {
 	if code != wire.CodeNotFound {
 		return msg
 	}
-	id, cid := r.PathValue("id"), r.PathValue("cid")
+	id, cid, agent := r.PathValue("id"), r.PathValue("cid"), r.PathValue("name")
 	switch {
+	case agent != "":
+		return fmt.Sprintf("no agent named %.64q on this host", agent)
 	case cid != "" && r.Method != http.MethodPut:
 		return fmt.Sprintf("push configuration %.64q of run %.40s not found", cid, id)
 	case id != "":

@@ -13,6 +13,7 @@ import (
 	"github.com/sortie-run/sortie/controlplane/sqlite"
 	"github.com/sortie-run/sortie/functions"
 	"github.com/sortie-run/sortie/functions/probe"
+	"github.com/sortie-run/sortie/inputschema"
 	"github.com/sortie-run/sortie/launchers/local"
 	"github.com/sortie-run/sortie/pricing"
 	"github.com/sortie-run/sortie/server"
@@ -56,7 +57,9 @@ func newRig(t testing.TB, opts *server.Options, extra ...extraHandlers) *rig {
 	}
 	reg := functions.NewRegistry()
 	probe.Register(reg)
-	agents := sortie.Agents{"probe": probeAgents["probe"]}
+	typed := probeAgents["probe"]
+	typed.Name, typed.InputSchema = "typed", probe.InputSchema
+	agents := sortie.Agents{"probe": probeAgents["probe"], "typed": typed}
 	for _, hs := range extra {
 		for name, h := range hs {
 			reg.Register(name, h)
@@ -71,7 +74,7 @@ func newRig(t testing.TB, opts *server.Options, extra ...extraHandlers) *rig {
 	if err != nil {
 		t.Fatalf("local.New = %v", err)
 	}
-	r := &rig{cp: cp, engine: sortie.NewEngine(cp, l, agents, &sortie.EngineOptions{Pricer: rigPrices})}
+	r := &rig{cp: cp, engine: sortie.NewEngine(cp, l, agents, &sortie.EngineOptions{Pricer: rigPrices, Inputs: inputschema.Default})}
 	o := server.Options{}
 	if opts != nil {
 		o = *opts

@@ -191,6 +191,8 @@ func (s *Server) routes() http.Handler {
 	api("PUT /v1/runs/{id}/push-configs/{cid}", s.putPush)
 	api("GET /v1/runs/{id}/push-configs/{cid}", s.getPush)
 	api("DELETE /v1/runs/{id}/push-configs/{cid}", s.deletePush)
+	api("GET /v1/agents", s.listAgents)
+	api("GET /v1/agents/{name}", s.describeAgent)
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {
 		writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
 	})

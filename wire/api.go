@@ -43,3 +43,10 @@ type PushConfigRequest struct {
 type PushConfigList struct {
 	PushConfigs []sortie.PushConfig `json:"push_configs"`
 }
+
+// AgentList is the answer of GET /v1/agents: the host's agents sorted by
+// name, each as GET /v1/agents/{name} answers it (a [sortie.Manifest]
+// whose policy has the host's defaults applied, with its input_schema).
+type AgentList struct {
+	Agents []sortie.Manifest `json:"agents"`
+}

@@ -19,6 +19,7 @@ import (
 	"github.com/sortie-run/sortie/functions/triggers"
 	"github.com/sortie-run/sortie/host"
 	"github.com/sortie-run/sortie/host/builtin"
+	"github.com/sortie-run/sortie/inputschema"
 	"github.com/sortie-run/sortie/internal/strictjson"
 	"github.com/sortie-run/sortie/server/httpengine"
 )
@@ -378,8 +379,10 @@ func loadManifest(path string) (sortie.Manifest, error) {
 	if err := strictjson.Unmarshal(b, &m); err != nil {
 		return sortie.Manifest{}, usagef("agent: %s: %v", path, err)
 	}
-	if err := m.Validate(); err != nil {
-		return sortie.Manifest{}, usagef("agent: %s: %v", path, err)
+	// Check validates m and compiles its input schema (kept for the
+	// engine's submit checks).
+	if err := inputschema.Default.Check(&m); err != nil {
+		return sortie.Manifest{}, usagef("agent: %s: %w", path, err)
 	}
 	return m, nil
 }

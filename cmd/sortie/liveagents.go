@@ -3,13 +3,17 @@ package main
 import (
 	"context"
 	"log/slog"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"sync"
 	"time"
 
 	"github.com/sortie-run/sortie"
 )
+
+var _ sortie.AgentLister = (*liveAgents)(nil)
 
 // liveAgents is serve's agent catalog: an agent of an --agent directory
 // is read again when its agent.json changes (its modification time), so
@@ -73,4 +77,24 @@ func (l *liveAgents) Agent(ctx context.Context, name string) (sortie.Manifest, e
 	}
 	f.mod = st.ModTime()
 	return f.m, nil
+}
+
+// ListAgents implements [sortie.AgentLister]: base's agents and the
+// directories' (each read again when its file changed), sorted by name.
+func (l *liveAgents) ListAgents(ctx context.Context) ([]sortie.Manifest, error) {
+	l.mu.Lock()
+	names := slices.Collect(maps.Keys(l.files))
+	l.mu.Unlock()
+	all := maps.Clone(l.base)
+	if all == nil {
+		all = sortie.Agents{}
+	}
+	for _, name := range names {
+		m, err := l.Agent(ctx, name)
+		if err != nil {
+			return nil, err
+		}
+		all[name] = m
+	}
+	return all.ListAgents(ctx)
 }

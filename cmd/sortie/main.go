@@ -141,7 +141,7 @@ under --state-dir and attempts run on warm "sortie worker --session" processes
 		newRunCmd(g), newSubmitCmd(g), newFollowCmd(g), newGetCmd(g), newListCmd(g),
 		newCancelCmd(g), newResumeCmd(g), newCostCmd(g), newWorkerCmd(g), newReconcileCmd(g), newServeCmd(g), newPushCmd(g),
 		newDynamoCmd(),
-		newTriggerCmd(g),
+		newTriggerCmd(g), newAgentsCmd(g), newDescribeCmd(g),
 	)
 	return root
 }

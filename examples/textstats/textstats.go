@@ -4,6 +4,7 @@ import (
 	"compress/gzip"
 	"context"
 	"embed"
+	"encoding/json"
 	"fmt"
 	"io"
 	"sort"
@@ -76,9 +77,19 @@ type Stats struct {
 // Register adds the textstats handler to r as "textstats".
 func Register(r *functions.Registry) { r.Register("textstats", handle) }
 
-// Manifest is the agent's manifest, as in agent.json.
-var Manifest = sortie.Manifest{Name: "textstats", Version: "1.0.0", Runtime: "go:textstats",
-	Description: "Word and sentence statistics and top terms of a public-domain text (Newton's Opticks by default)."}
+//go:embed agent.json
+var manifestJSON []byte
+
+// Manifest is the agent's manifest: agent.json, embedded, so `sortie run
+// examples/textstats` and the built-in agent declare the same input
+// schema.
+var Manifest = func() sortie.Manifest {
+	var m sortie.Manifest
+	if err := json.Unmarshal(manifestJSON, &m); err != nil {
+		panic("textstats: agent.json: " + err.Error())
+	}
+	return m
+}()
 
 func handle(ctx context.Context, call *functions.Call) (any, error) {
 	var in Input

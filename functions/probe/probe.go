@@ -2,6 +2,7 @@ package probe
 
 import (
 	"context"
+	_ "embed" // InputSchema
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -41,6 +42,12 @@ type StepResult struct {
 // Tests may replace it; if it returns, the handler returns a retryable
 // error saying so.
 var Exit = os.Exit
+
+// InputSchema is the JSON Schema of the probe's variables (see the
+// package documentation), for its manifest's input_schema.
+//
+//go:embed input_schema.json
+var InputSchema []byte
 
 // Register adds the probe handler to r as "probe".
 func Register(r *functions.Registry) { r.Register(Name, Handle) }

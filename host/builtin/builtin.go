@@ -12,7 +12,8 @@ import (
 func Agents() sortie.Agents {
 	return sortie.Agents{
 		"textstats": textstats.Manifest,
-		"probe":     {Name: "probe", Version: "1", Runtime: "go:probe", Description: "programmable test agent"},
+		"probe": {Name: "probe", Version: "1", Runtime: "go:probe", InputSchema: probe.InputSchema,
+			Description: "Programmable test agent: emits events, runs durable steps, then completes, fails, crashes, interrupts or sleeps as its variables say."},
 	}
 }
 

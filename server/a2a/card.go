@@ -23,6 +23,9 @@ func newCardSource(o *settings, agents []sortie.Manifest, push bool) *cardSource
 		if desc == "" {
 			desc = "Runs agent " + m.Name + "."
 		}
+		if v := inputDescription(m.InputSchema); v != "" {
+			desc += " Variables (message data): " + v
+		}
 		skills = append(skills, a2a.AgentSkill{ID: m.Name, Name: m.Name, Description: desc,
 			Tags: []string{"sortie"}, InputModes: []string{"text/plain", "application/json"},
 			OutputModes: []string{"application/json", "text/plain"}})
@@ -82,4 +85,16 @@ func (c *cardSource) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Content-Type", "application/json")
 	w.Header().Set("Cache-Control", "max-age=60")
 	_, _ = w.Write(b)
+}
+
+// inputDescription is the description of an agent's input schema, what
+// its variables do; "" without one.
+func inputDescription(schema json.RawMessage) string {
+	var s struct {
+		Description string `json:"description"`
+	}
+	if len(schema) == 0 || json.Unmarshal(schema, &s) != nil {
+		return ""
+	}
+	return strings.Join(strings.Fields(s.Description), " ")
 }
