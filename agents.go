@@ -23,7 +23,7 @@ type InputChecker interface {
 	// (a JSON object) satisfy it. Otherwise it returns a
 	// [*ValidationError] naming the field of the first violation
 	// ("variables.top", "variables.items[0]"; "variables" for the object
-	// as a whole) and the schema's rule, never the value; or one naming
+	// as a whole) and the schema's rule; or one naming
 	// "agent.input_schema" when the schema does not compile.
 	CheckInput(m *Manifest, variables json.RawMessage) error
 }

@@ -38,6 +38,8 @@ func TestValidateNamesTheField(t *testing.T) {
 		{"bad policy", host.Config{StateDir: dir, Destinations: &destination.Policy{Allow: []string{"http://x"}}}, "Destinations"},
 		{"missing runtimes file", host.Config{StateDir: dir, Runtimes: filepath.Join(dir, "none.json")}, "Runtimes"},
 		{"exec agent without runtimes", host.Config{StateDir: dir, Agents: exec}, "Runtimes"},
+		{"bad input schema", host.Config{StateDir: dir, Agents: sortie.Agents{"typed": {Name: "typed", Runtime: "go:probe",
+			InputSchema: []byte(`{"properties":{"n":{"type":"integr"}}}`)}}}, "agent.input_schema"},
 		{"exec agent the allowlist lacks", host.Config{StateDir: dir, Agents: exec, Runtimes: "../examples/runtimes.json"}, "Runtimes"},
 		{"short token", host.Config{StateDir: dir, API: &host.API{Tokens: []string{"short"}}}, "API.Tokens"},
 		{"callbacks without a URL", host.Config{StateDir: dir, API: &host.API{WorkerCallbacks: true}}, "API.CallbackURL"},

@@ -76,7 +76,7 @@ func TestAgentsDescribeAndInputSchema(t *testing.T) {
 		t.Fatalf("sortie run greet with valid variables: exit %d %q", r.code, r.stderr)
 	}
 	bad := writeAgent(t, `{"name": "bad", "runtime": "go:probe", "input_schema": {"type": "integr"}}`)
-	for _, args := range [][]string{{"describe", bad}, {"submit", bad}} {
+	for _, args := range [][]string{{"describe", bad}, {"submit", bad}, {"serve", "--listen", "127.0.0.1:0", "--agent", bad}} {
 		if r = c.run(args...); r.code != 2 || !strings.Contains(r.stderr, "agent.input_schema") {
 			t.Errorf("sortie %v with a bad input schema: exit %d %q; want exit 2 naming agent.input_schema", args, r.code, r.stderr)
 		}

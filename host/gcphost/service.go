@@ -16,6 +16,7 @@ import (
 	fncloudrun "github.com/sortie-run/sortie/functions/cloudrun"
 	"github.com/sortie-run/sortie/functions/triggers"
 	"github.com/sortie-run/sortie/functions/triggers/cehttp"
+	"github.com/sortie-run/sortie/inputschema"
 )
 
 // ShutdownGrace bounds the wait for requests in flight when service mode
@@ -65,7 +66,7 @@ func NewService(ctx context.Context, env *fncloudrun.Env, c *Container, agents s
 		return nil, fmt.Errorf("%s: %w", fncloudrun.EnvJob, err)
 	}
 	s.closeEvents = closeJobs
-	opts := &sortie.EngineOptions{Logger: log, Models: env.Models}
+	opts := &sortie.EngineOptions{Logger: log, Models: env.Models, Inputs: inputschema.Default}
 	if c.Keyring != nil {
 		opts.Sealer = c.Keyring.Config
 	}
