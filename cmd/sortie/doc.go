@@ -10,6 +10,10 @@
 // SORTIE_* variables make a host.Config, `serve` is host.New and
 // Host.Serve, the other commands use the host's client (or, with --host,
 // the HTTP transport of a served host), and `worker` is host.NewWorker.
+// `agents` and `describe AGENT` show the agents runs may name and what
+// their variables do (their input_schema): read from the built-ins and
+// agent.json without opening any state, or with --host from the host's
+// GET /v1/agents.
 //
 // Exit status: 0 completed, 1 failed or rejected (or any other error),
 // 2 usage or input error, 3 cancelled, 4 interrupted (input-required or
