@@ -113,6 +113,29 @@ func TestSubmitRequest(t *testing.T) {
 	}
 }
 
+func TestVariablesMustBeUTF8AndShallow(t *testing.T) {
+	nest := func(n int) string { return `{"v":` + strings.Repeat("[", n-1) + strings.Repeat("]", n-1) + `}` }
+	for _, tc := range []struct {
+		vars   string
+		reason string // "" accepted
+	}{
+		{"{\"text\":\"\xff\xfe\"}", "not valid UTF-8"},
+		{nest(MaxJSONDepth + 1), "nested 257 levels deep, limit 256"},
+		{nest(MaxJSONDepth), ""},
+		{`{"text":"[[[[ \" {{{{ \\"}`, ""}, // brackets and escapes in strings do not nest
+		{`{"text":"caf\u00e9 \ud83d\ude00 naïve"}`, ""},
+	} {
+		err := (&SubmitRequest{Agent: "a", Variables: json.RawMessage(tc.vars)}).Validate()
+		var ve *ValidationError
+		switch {
+		case tc.reason == "" && err != nil:
+			t.Errorf("Validate(variables %.40q) = %v, want nil", tc.vars, err)
+		case tc.reason != "" && (!errors.As(err, &ve) || ve.Field != "variables" || !strings.Contains(ve.Reason, tc.reason)):
+			t.Errorf("Validate(variables %.40q) = %v, want a ValidationError on variables saying %q", tc.vars, err, tc.reason)
+		}
+	}
+}
+
 func TestPolicyDefaults(t *testing.T) {
 	p := Policy{HeartbeatMs: 200}.WithDefaults()
 	if p.LeaseMs != 600 || p.MaxAttempts != 3 || p.BackoffMs != 1000 {

@@ -2,6 +2,10 @@ package sortie
 
 // Size limits, in bytes, checked before anything is stored or executed.
 const (
+	// MaxJSONDepth is how deeply any JSON value Sortie stores (variables,
+	// results, event data, checkpoints, inputs) may nest arrays and
+	// objects: deeper values break common clients' parsers.
+	MaxJSONDepth = 256
 	// MaxVariablesBytes is the largest JSON object of run variables.
 	MaxVariablesBytes = 256 << 10
 	// MaxInvocationBytes is the largest encoded [Invocation]; it stays under

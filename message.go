@@ -262,10 +262,41 @@ func checkJSON(field string, b json.RawMessage, limit int) error {
 	if len(b) > limit {
 		return invalidf(field, "%d bytes, limit %d", len(b), limit)
 	}
-	if len(b) > 0 && !json.Valid(b) {
+	if len(b) == 0 {
+		return nil
+	}
+	if !json.Valid(b) {
 		return invalidf(field, "not valid JSON")
 	}
+	if !utf8.Valid(b) {
+		return invalidf(field, "not valid UTF-8 (JSON text is UTF-8, RFC 8259)")
+	}
+	if d := jsonDepth(b); d > MaxJSONDepth {
+		return invalidf(field, "nested %d levels deep, limit %d", d, MaxJSONDepth)
+	}
 	return nil
+}
+
+// jsonDepth returns how deeply valid JSON b nests arrays and objects.
+func jsonDepth(b []byte) int {
+	depth, most, inString, escaped := 0, 0, false, false
+	for _, c := range b {
+		switch {
+		case inString && escaped:
+			escaped = false
+		case inString && c == '\\':
+			escaped = true
+		case c == '"':
+			inString = !inString
+		case inString:
+		case c == '[' || c == '{':
+			depth++
+			most = max(most, depth)
+		case c == ']' || c == '}':
+			depth--
+		}
+	}
+	return most
 }
 
 func checkObject(field string, b json.RawMessage, limit int) error {

@@ -109,7 +109,7 @@ func items(a *sortie.Attempt) []item {
 	if u.ReadUnits > 0 {
 		out = append(out, item{sortie.ComponentControlPlane, "dynamodb.read_request_unit", milli(u.ReadUnits)})
 	}
-	if u.KMSRequests > 0 {
+	if u.KMSRequests > 0 && provider != "" { // whose KMS is known from the launch's Ref
 		out = append(out, item{sortie.ComponentKMS, "kms." + kmsOf(provider) + ".request", quantity{u.KMSRequests, 1}})
 	}
 	return out

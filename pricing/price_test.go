@@ -66,7 +66,9 @@ func TestAttemptCostByLauncher(t *testing.T) {
 	}, {
 		// never launched (Start failed): only the engine's share, 1 WRU.
 		name: "not launched",
-		a:    attempt(1, "", nil, &sortie.Usage{WriteUnits: 1}),
+		// The engine's seal is counted before the launch; whose KMS it used
+		// is known only from the Ref, so it is not priced until then.
+		a:    attempt(1, "", nil, &sortie.Usage{WriteUnits: 1, KMSRequests: 3}),
 		want: map[string]sortie.NanoUSD{"dynamodb.write_request_unit": 625},
 	}} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -106,6 +106,7 @@ func copyRun(r *sortie.Run) *sortie.Run {
 	c.Error = clonePtr(r.Error)
 	c.Cost = copyCost(r.Cost)
 	c.Agent.Concurrency, c.Agent.Budget = clonePtr(r.Agent.Concurrency), clonePtr(r.Agent.Budget)
+	c.Agent.InputSchema = bytes.Clone(r.Agent.InputSchema)
 	c.Concurrency, c.Queue = clonePtr(r.Concurrency), clonePtr(r.Queue)
 	if r.Interrupt != nil {
 		i := *r.Interrupt
