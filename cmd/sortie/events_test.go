@@ -103,7 +103,7 @@ func TestServeTakesCloudEvents(t *testing.T) {
 
 	batch := append(append([]byte("["), pubsub...), ']')
 	if code, out := postEvent(t, url, token, batch, http.Header{"Content-Type": {"application/cloudevents-batch+json"}}); code != http.StatusUnsupportedMediaType ||
-		!strings.Contains(out.Error, "one event per request") {
+		out.Error == nil || out.Error.Code != "invalid_argument" || !strings.Contains(out.Error.Message, "one event per request") {
 		t.Errorf("POST a batch = %d %+v, want 415 saying one event per request", code, out)
 	}
 }

@@ -13,6 +13,7 @@ import (
 	sdkhttp "github.com/cloudevents/sdk-go/v2/protocol/http"
 	"github.com/sortie-run/sortie"
 	"github.com/sortie-run/sortie/functions/triggers"
+	"github.com/sortie-run/sortie/wire"
 )
 
 // DefaultMaxBodyBytes is the default limit of a request body: 10 MiB, a
@@ -33,7 +34,9 @@ type Options struct {
 // why the request is not a CloudEvent.
 type Response struct {
 	Outcomes []triggers.Outcome `json:"outcomes,omitempty"`
-	Error    string             `json:"error,omitempty"`
+	// Error is set on a refusal or a failure, in the shape of every
+	// error of the HTTP API ({"code","message","field"}; package wire).
+	Error *wire.ErrorDetail `json:"error,omitempty"`
 }
 
 // NewHandler returns an http.Handler that routes each CloudEvent POSTed to
@@ -71,40 +74,42 @@ type handler struct {
 func (h *handler) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 	if req.Method != http.MethodPost {
 		w.Header().Set("Allow", http.MethodPost)
-		reply(w, http.StatusMethodNotAllowed, Response{Error: "POST a CloudEvent"})
+		reply(w, http.StatusMethodNotAllowed, Response{Error: &wire.ErrorDetail{Code: wire.CodeMethodNotAllowed, Message: "POST a CloudEvent"}})
 		return
 	}
 	req.Body = http.MaxBytesReader(w, req.Body, h.max)
 	msg := sdkhttp.NewMessageFromHttpRequest(req)
 	if msg.ReadEncoding() == binding.EncodingBatch {
-		h.refuse(w, http.StatusUnsupportedMediaType, errors.New("batched CloudEvents (application/cloudevents-batch+json) are not accepted: POST one event per request, in binary or structured mode"))
+		h.refuse(w, http.StatusUnsupportedMediaType, errors.New("batched CloudEvents (application/cloudevents-batch+json) are not accepted: POST one event per request, in binary or structured mode"), "")
 		return
 	}
 	e, err := binding.ToEvent(req.Context(), msg)
 	if err != nil {
 		var mbe *http.MaxBytesError
 		if errors.As(err, &mbe) {
-			reply(w, http.StatusRequestEntityTooLarge, Response{Error: fmt.Sprintf("body over %d bytes (the limit)", h.max)})
+			reply(w, http.StatusRequestEntityTooLarge, Response{Error: &wire.ErrorDetail{Code: wire.CodePayloadTooLarge, Message: fmt.Sprintf("body over %d bytes (the limit)", h.max), Field: "body"}})
 			return
 		}
-		h.refuse(w, http.StatusBadRequest, fmt.Errorf("not a CloudEvent in binary or structured mode: %w", err))
+		h.refuse(w, http.StatusBadRequest, fmt.Errorf("not a CloudEvent in binary or structured mode: %w", err), "cloudevent")
 		return
 	}
 	if err := e.Validate(); err != nil {
-		h.refuse(w, http.StatusBadRequest, fmt.Errorf("invalid CloudEvent: %w", err))
+		h.refuse(w, http.StatusBadRequest, fmt.Errorf("invalid CloudEvent: %w", err), "cloudevent")
 		return
 	}
 	out, err := h.router.RouteCloudEvent(req.Context(), FromEvent(e))
 	if err != nil {
-		reply(w, http.StatusInternalServerError, Response{Outcomes: out, Error: err.Error()})
+		reply(w, http.StatusInternalServerError, Response{Outcomes: out, Error: &wire.ErrorDetail{Code: wire.CodeInternal, Message: err.Error()}})
 		return
 	}
 	reply(w, http.StatusOK, Response{Outcomes: out})
 }
 
-func (h *handler) refuse(w http.ResponseWriter, code int, err error) {
+// refuse answers a request it will not route: 415 for a batch, 400 for
+// anything else (field names the part at fault, "" for none).
+func (h *handler) refuse(w http.ResponseWriter, code int, err error, field string) {
 	h.log.Warn("trigger: CloudEvent request refused", "status", code, "err", err)
-	reply(w, code, Response{Error: err.Error()})
+	reply(w, code, Response{Error: &wire.ErrorDetail{Code: wire.CodeInvalidArgument, Message: err.Error(), Field: field}})
 }
 
 func reply(w http.ResponseWriter, code int, body Response) {

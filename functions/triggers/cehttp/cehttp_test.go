@@ -152,7 +152,7 @@ func TestHandlerRefusesBadRequests(t *testing.T) {
 		{"batch", []byte(`[` + string(read(t, "cloudevents/pubsub-published.json")) + `]`), http.Header{"Content-Type": {"application/cloudevents-batch+json"}}, http.StatusUnsupportedMediaType},
 		{"too large", append(read(t, "cloudevents/pubsub-published.json"), bytes.Repeat([]byte(" "), 5000)...), http.Header{"Content-Type": {"application/cloudevents+json"}}, http.StatusRequestEntityTooLarge},
 	} {
-		if code, out := post(t, srv.URL, tc.body, tc.h); code != tc.want || out.Error == "" {
+		if code, out := post(t, srv.URL, tc.body, tc.h); code != tc.want || out.Error == nil || out.Error.Code == "" || out.Error.Message == "" {
 			t.Errorf("POST %s = %d %+v, want %d with an error", tc.name, code, out, tc.want)
 		}
 	}
