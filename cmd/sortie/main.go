@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/signal"
 	"runtime/debug"
+	"slices"
 	"strings"
 	"syscall"
 
@@ -82,7 +83,11 @@ func execute(ctx context.Context, args []string) int {
 	}
 	fmt.Fprintln(os.Stderr, "sortie:", err)
 	if errors.Is(err, httpengine.ErrUnauthenticated) {
-		fmt.Fprintln(os.Stderr, "sortie: the host needs an API token: set SORTIE_TOKEN or --token-file to one of the tokens serve was given (SORTIE_API_TOKENS or --api-tokens-file)")
+		if tokenGiven() {
+			fmt.Fprintln(os.Stderr, "sortie: the host refused the API token given (SORTIE_TOKEN or --token-file): it is not one of the tokens serve was given (SORTIE_API_TOKENS or --api-tokens-file)")
+		} else {
+			fmt.Fprintln(os.Stderr, "sortie: the host needs an API token: set SORTIE_TOKEN or --token-file to one of the tokens serve was given (SORTIE_API_TOKENS or --api-tokens-file)")
+		}
 		return 2
 	}
 	if isInputError(err) {
@@ -180,4 +185,13 @@ func version() string {
 		}
 	}
 	return out + " (" + bi.GoVersion + ")"
+}
+
+// tokenGiven reports whether this command was given an API token:
+// SORTIE_TOKEN or a --token-file flag.
+func tokenGiven() bool {
+	if os.Getenv("SORTIE_TOKEN") != "" {
+		return true
+	}
+	return slices.ContainsFunc(os.Args[1:], func(a string) bool { return a == "--token-file" || strings.HasPrefix(a, "--token-file=") })
 }

@@ -158,6 +158,9 @@ func (s *serveFlags) tokens() ([]string, error) {
 		if len(t) < 16 {
 			return nil, usagef("%s: API token %d is %d bytes; at least 16 are required", source, len(out)+1, len(t))
 		}
+		if strings.Contains(t, ",") {
+			return nil, usagef("%s: API token %d holds a comma; tokens are one a line (commas separate them only in SORTIE_API_TOKENS)", source, len(out)+1)
+		}
 		out = append(out, t)
 	}
 	if set && len(out) == 0 {

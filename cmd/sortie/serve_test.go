@@ -125,6 +125,11 @@ func TestHostFlagRunsAgainstServe(t *testing.T) {
 	if noToken.code != 2 || !strings.Contains(noToken.stderr, "401") || !strings.Contains(noToken.stderr, "SORTIE_TOKEN or --token-file") {
 		t.Fatalf("list without a token: exit %d, stderr %q; want exit 2, a refusal naming 401 and how to give a token", noToken.code, noToken.stderr)
 	}
+	wrong := remote.cmd("--host", url, "list")
+	wrong.Env = append(wrong.Env, "SORTIE_TOKEN=not-the-token-0123456789")
+	if r := runCmd(t, wrong); r.code != 2 || !strings.Contains(r.stderr, "refused the API token given") {
+		t.Fatalf("list with a wrong token: exit %d, stderr %q; want exit 2 saying the token given was refused", r.code, r.stderr)
+	}
 	resp, err := http.Get(url + "/.well-known/agent-card.json")
 	if err != nil {
 		t.Fatal(err)
@@ -145,6 +150,27 @@ func TestServeRefusesOpenNonLoopbackListen(t *testing.T) {
 	r := c.run("serve", "--listen", "0.0.0.0:0")
 	if r.code != 2 || !strings.Contains(r.stderr, "SORTIE_API_TOKENS") {
 		t.Fatalf("serve on 0.0.0.0 without tokens: exit %d, stderr %q; want 2 naming SORTIE_API_TOKENS", r.code, r.stderr)
+	}
+}
+
+// A tokens file holds one token a line: a line with commas (as in
+// SORTIE_API_TOKENS) is refused, not taken as one long token; so are short
+// tokens and a file with none.
+func TestServeRefusesBadTokensFiles(t *testing.T) {
+	c := newCLI(t)
+	for _, tc := range []struct{ file, says string }{
+		{"tok-aaaaaaaaaaaaaaaa,tok-bbbbbbbbbbbbbbbb\n", "API token 1 holds a comma"},
+		{"tok-aaaaaaaaaaaaaaaa\nshort\n", "API token 2 is 5 bytes; at least 16"},
+		{"# none yet\n\n", "holds no API token"},
+	} {
+		path := filepath.Join(t.TempDir(), "tokens")
+		if err := os.WriteFile(path, []byte(tc.file), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		r := c.run("serve", "--listen", "127.0.0.1:0", "--api-tokens-file", path)
+		if r.code != 2 || !strings.Contains(r.stderr, tc.says) {
+			t.Errorf("serve with a tokens file %q: exit %d, stderr %q; want 2 saying %q", tc.file, r.code, r.stderr, tc.says)
+		}
 	}
 }
 
