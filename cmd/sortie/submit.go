@@ -8,6 +8,7 @@ import (
 	"io"
 	"maps"
 	"os"
+	"reflect"
 	"slices"
 	"strings"
 
@@ -215,7 +216,7 @@ func (s *submitFlags) parsePolicy() (sortie.Policy, error) {
 	if s.policy != "" {
 		var fields map[string]json.RawMessage
 		if err := strictjson.Unmarshal([]byte(s.policy), &policy); err != nil {
-			return policy, usagef("--policy: %v", err)
+			return policy, usagef("--policy: %s", fieldError(err))
 		}
 		_ = json.Unmarshal([]byte(s.policy), &fields) // an object: strictjson took it
 		for _, name := range slices.Sorted(maps.Keys(fields)) {
@@ -270,6 +271,27 @@ func notAnObject(err error) string {
 		return "must be a JSON object, got " + te.Value
 	}
 	return "not a JSON object: " + err.Error()
+}
+
+// fieldError says what is wrong with a JSON field without Go's type
+// names: "heartbeat_ms: got string, want an integer" for a mistyped field,
+// the decoder's error otherwise.
+func fieldError(err error) string {
+	var te *json.UnmarshalTypeError
+	if !errors.As(err, &te) {
+		return err.Error()
+	}
+	if te.Field == "" {
+		return notAnObject(err)
+	}
+	want := te.Type.Kind().String()
+	switch te.Type.Kind() {
+	case reflect.Int, reflect.Int64, reflect.Int32:
+		want = "an integer"
+	case reflect.String:
+		want = "a string"
+	}
+	return fmt.Sprintf("%s: got %s, want %s", te.Field, te.Value, want)
 }
 
 // readVarsFile merges the JSON object in the operator's file (or stdin) into
