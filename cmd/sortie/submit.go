@@ -233,8 +233,12 @@ func (s *submitFlags) parsePolicy() (sortie.Policy, error) {
 	}
 	if s.maxCost != "" {
 		n, err := sortie.ParseUSD(s.maxCost)
-		if err != nil || n == 0 {
-			return policy, usagef("--max-cost %q: want a positive amount of dollars such as 0.05", s.maxCost)
+		var ve *sortie.ValidationError
+		switch {
+		case errors.As(err, &ve):
+			return policy, usagef("--max-cost: %s; want dollars such as 0.05", ve.Reason)
+		case err != nil || n == 0:
+			return policy, usagef("--max-cost %q: want a positive amount of dollars such as 0.05 (at least 0.000000001)", s.maxCost)
 		}
 		if policy.MaxCostNanoUSD != 0 && policy.MaxCostNanoUSD != int64(n) {
 			return policy, usagef("--max-cost %s and --policy max_cost_nano_usd %d disagree; give one", s.maxCost, policy.MaxCostNanoUSD)
