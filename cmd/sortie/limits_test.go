@@ -13,7 +13,8 @@ import (
 )
 
 // An agent whose agent.json gives it a budget of 1 n$ a day: its first
-// run (20 ms of local compute at $1 a second) spends it, and the next
+// run (20 ms or more of local compute at $1 a second, however long a
+// loaded machine makes it) spends it, and the next
 // sortie submit is refused with exit 2, naming the agent, the budget and
 // the spend.
 func TestAgentBudgetRefusesSubmit(t *testing.T) {
@@ -22,7 +23,7 @@ func TestAgentBudgetRefusesSubmit(t *testing.T) {
 	id := c.submit(dir, "--var", "sleep_ms=20", "--price", "local.second=1")
 	waitFor(t, "the first run completed", waitLong, func() bool { return c.get(id).State == sortie.StateCompleted })
 	r := c.run("submit", dir, "--price", "local.second=1")
-	if r.code != 2 || !strings.Contains(r.stderr, `agent "budgeted" spent $0.0`) || !strings.Contains(r.stderr, "budget of $0.000000001") {
+	if r.code != 2 || !strings.Contains(r.stderr, `agent "budgeted" spent $`) || !strings.Contains(r.stderr, "budget of $0.000000001") {
 		t.Errorf("sortie submit after the budget was spent: exit %d, stdout %q, stderr %q; want exit 2 naming the agent, the spend and the budget", r.code, r.stdout, r.stderr)
 	}
 }
