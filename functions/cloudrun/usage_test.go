@@ -47,24 +47,32 @@ func TestLoadEnvSize(t *testing.T) {
 	}
 }
 
-// A job's attempt records the container's size, job billing and a billed
-// time in whole 100 ms, so pricing prices it as Cloud Run bills jobs:
-// 1 vCPU and 0.5 GiB cost 1,800 + 100 = 1,900 n$ per 100 ms.
-func TestJobRecordsItsUsage(t *testing.T) {
+// runAsJob reserves run (attempt 1 launched; ref recorded when given) in
+// a fresh SQLite control plane and runs it as a Cloud Run job container
+// of 512 MiB and 1 vCPU does, with the run's heartbeat and lease and a
+// deadline of deadline from now; it returns the run as stored after.
+func runAsJob(t *testing.T, run *sortie.Run, ref *sortie.Ref, deadline time.Duration) *sortie.Run {
+	t.Helper()
+	ctx := context.Background()
 	cp, err := sqlite.Open(filepath.Join(t.TempDir(), "sortie.db"), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer cp.Close()
-	run := &sortie.Run{ID: sortie.NewRunID(time.Now()), Agent: sortie.Manifest{Name: "probe", Runtime: "go:probe"},
-		Variables: json.RawMessage(`{"sleep_ms":150}`)}
+	run.ID, run.Agent = sortie.NewRunID(time.Now()), sortie.Manifest{Name: "probe", Runtime: "go:probe"}
 	lid := sortie.NewLaunchID()
-	if _, _, err := cp.Reserve(context.Background(), &sortie.Reservation{Run: run, NowMs: time.Now().UnixMilli(), LaunchID: lid}); err != nil {
+	if _, _, err := cp.Reserve(ctx, &sortie.Reservation{Run: run, NowMs: time.Now().UnixMilli(), LaunchID: lid}); err != nil {
 		t.Fatal(err)
 	}
+	if ref != nil {
+		ref.RunID, ref.Attempt, ref.LaunchID = run.ID, 1, lid
+		if _, err := cp.SetRef(ctx, run.ID, 1, lid, *ref); err != nil {
+			t.Fatal(err)
+		}
+	}
 	inv := &sortie.Invocation{Version: sortie.InvocationVersion, RunID: run.ID, Attempt: 1, LaunchID: lid, Agent: run.Agent,
-		Variables: run.Variables, DeadlineMs: time.Now().UnixMilli() + 60_000, HeartbeatMs: 1000, LeaseMs: 3000,
-		Report: sortie.Report{Mode: sortie.ReportControlPlane}}
+		Variables: run.Variables, DeadlineMs: time.Now().Add(deadline).UnixMilli(), HeartbeatMs: run.Policy.HeartbeatMs,
+		LeaseMs: run.Policy.LeaseMs, Report: sortie.Report{Mode: sortie.ReportControlPlane}}
 	b, _ := json.Marshal(inv)
 	env := map[string]string{cloudrun.EnvSQLitePath: "/x", cloudrun.EnvInvocation: string(b), cloudrun.EnvMemory: "512Mi", cloudrun.EnvCPU: "1"}
 	e, err := cloudrun.LoadEnv(func(k string) string { return env[k] })
@@ -73,10 +81,22 @@ func TestJobRecordsItsUsage(t *testing.T) {
 	}
 	reg := functions.NewRegistry()
 	probe.Register(reg)
-	if _, err := e.RunJob(context.Background(), &functions.Worker{Registry: reg}, cp); err != nil {
+	if _, err := e.RunJob(ctx, &functions.Worker{Registry: reg}, cp); err != nil {
 		t.Fatalf("RunJob = %v", err)
 	}
-	got, _ := cp.Get(context.Background(), run.ID)
+	got, err := cp.Get(ctx, run.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return got
+}
+
+// A job's attempt records the container's size, job billing and a billed
+// time in whole 100 ms, so pricing prices it as Cloud Run bills jobs:
+// 1 vCPU and 0.5 GiB cost 1,800 + 100 = 1,900 n$ per 100 ms.
+func TestJobRecordsItsUsage(t *testing.T) {
+	got := runAsJob(t, &sortie.Run{Variables: json.RawMessage(`{"sleep_ms":150}`),
+		Policy: sortie.Policy{HeartbeatMs: 1000, LeaseMs: 3000}}, nil, time.Minute)
 	u := got.Attempts[0].Usage
 	if u == nil || u.Billing != "job" || u.MemoryMB != 512 || u.VCPU != 1 || u.BilledDurationMs < 200 || u.BilledDurationMs%100 != 0 {
 		t.Fatalf("attempt usage %+v, want job billing, 512 MiB, 1 vCPU and ≥ 200 ms in whole 100 ms", u)
@@ -93,39 +113,12 @@ func TestJobRecordsItsUsage(t *testing.T) {
 // prices the live attempt. 1 vCPU and 0.5 GiB cost 19,000 n$ a second, so
 // the first heartbeat (100 ms in, projecting 200 ms: 3,800 n$) passes a
 // budget of 1,000 n$; unpriced, the probe would sleep until its 10 s
-// deadline.
+// deadline. (The lease is 3 s so a loaded machine cannot fence the
+// attempt before its budget stops it.)
 func TestJobStoppedByItsBudget(t *testing.T) {
-	ctx := context.Background()
-	cp, err := sqlite.Open(filepath.Join(t.TempDir(), "sortie.db"), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cp.Close()
-	run := &sortie.Run{ID: sortie.NewRunID(time.Now()), Agent: sortie.Manifest{Name: "probe", Runtime: "go:probe"},
-		Variables: json.RawMessage(`{"sleep_ms":60000}`), Policy: sortie.Policy{MaxCostNanoUSD: 1000, HeartbeatMs: 100, LeaseMs: 300}}
-	lid := sortie.NewLaunchID()
-	if _, _, err := cp.Reserve(ctx, &sortie.Reservation{Run: run, NowMs: time.Now().UnixMilli(), LaunchID: lid}); err != nil {
-		t.Fatal(err)
-	}
-	ref := sortie.Ref{Provider: "cloudrun", ID: "exec-1", RunID: run.ID, Attempt: 1, LaunchID: lid, Detail: map[string]string{"mode": "job"}}
-	if _, err := cp.SetRef(ctx, run.ID, 1, lid, ref); err != nil {
-		t.Fatal(err)
-	}
-	inv := &sortie.Invocation{Version: sortie.InvocationVersion, RunID: run.ID, Attempt: 1, LaunchID: lid, Agent: run.Agent,
-		Variables: run.Variables, DeadlineMs: time.Now().UnixMilli() + 10_000, HeartbeatMs: 100, LeaseMs: 300,
-		Report: sortie.Report{Mode: sortie.ReportControlPlane}}
-	b, _ := json.Marshal(inv)
-	env := map[string]string{cloudrun.EnvSQLitePath: "/x", cloudrun.EnvInvocation: string(b), cloudrun.EnvMemory: "512Mi", cloudrun.EnvCPU: "1"}
-	e, err := cloudrun.LoadEnv(func(k string) string { return env[k] })
-	if err != nil {
-		t.Fatal(err)
-	}
-	reg := functions.NewRegistry()
-	probe.Register(reg)
-	if _, err := e.RunJob(ctx, &functions.Worker{Registry: reg}, cp); err != nil {
-		t.Fatalf("RunJob = %v", err)
-	}
-	got, _ := cp.Get(ctx, run.ID)
+	got := runAsJob(t, &sortie.Run{Variables: json.RawMessage(`{"sleep_ms":60000}`),
+		Policy: sortie.Policy{MaxCostNanoUSD: 1000, HeartbeatMs: 100, LeaseMs: 3000}},
+		&sortie.Ref{Provider: "cloudrun", ID: "exec-1", Detail: map[string]string{"mode": "job"}}, 10*time.Second)
 	if got.State != sortie.StateFailed || got.Error == nil || got.Error.Type != sortie.ErrorTypeBudgetExceeded {
 		t.Fatalf("run after the job = %s error %+v, want failed with budget_exceeded", got.State, got.Error)
 	}
