@@ -15,9 +15,9 @@ import (
 	"github.com/sortie-run/sortie"
 	"github.com/sortie-run/sortie/controlplane/memory"
 	"github.com/sortie-run/sortie/crypto/envelope"
-	"github.com/sortie-run/sortie/crypto/localkey"
 	"github.com/sortie-run/sortie/functions"
 	"github.com/sortie-run/sortie/functions/probe"
+	"github.com/sortie-run/sortie/internal/envelopetest"
 	"github.com/sortie-run/sortie/launchers/local"
 )
 
@@ -104,15 +104,7 @@ func (r *sealRig) terminal(t *testing.T, id sortie.RunID) *sortie.Run {
 
 func localConfig(t *testing.T) *envelope.Config {
 	t.Helper()
-	kek, err := localkey.New(bytes.Repeat([]byte{3}, localkey.KeyBytes))
-	if err != nil {
-		t.Fatal(err)
-	}
-	ring, err := envelope.NewKeyring("local", kek)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return envelope.NewConfig(envelope.New(ring, nil))
+	return envelopetest.Config(t, "local")
 }
 
 // onlySealer is a Sealer that cannot keep configuration at rest.

@@ -9,7 +9,7 @@ import (
 
 	"github.com/sortie-run/sortie"
 	"github.com/sortie-run/sortie/crypto/envelope"
-	"github.com/sortie-run/sortie/crypto/localkey"
+	"github.com/sortie-run/sortie/internal/envelopetest"
 	"github.com/sortie-run/sortie/internal/s3test"
 	"github.com/sortie-run/sortie/payload"
 )
@@ -17,15 +17,7 @@ import (
 // urlKeyring is the keyring host and worker share in these tests.
 func urlKeyring(t *testing.T) *envelope.Config {
 	t.Helper()
-	kek, err := localkey.New(bytes.Repeat([]byte{5}, localkey.KeyBytes))
-	if err != nil {
-		t.Fatal(err)
-	}
-	ring, err := envelope.NewKeyring("k1", kek)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return envelope.NewConfig(envelope.New(ring, nil))
+	return envelopetest.Config(t, "k1")
 }
 
 // A worker with PayloadURLs reads an attempt's variables and stores its

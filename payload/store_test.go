@@ -14,7 +14,7 @@ import (
 
 	"github.com/sortie-run/sortie"
 	"github.com/sortie-run/sortie/crypto/envelope"
-	"github.com/sortie-run/sortie/crypto/localkey"
+	"github.com/sortie-run/sortie/internal/envelopetest"
 	"github.com/sortie-run/sortie/internal/s3test"
 	"github.com/sortie-run/sortie/payload"
 )
@@ -26,15 +26,7 @@ const canary = "canary-secret-7f3a9c"
 // sealer returns an envelope Config under a local key.
 func sealer(t testing.TB) *envelope.Config {
 	t.Helper()
-	kek, err := localkey.New(bytes.Repeat([]byte{7}, localkey.KeyBytes))
-	if err != nil {
-		t.Fatal(err)
-	}
-	ring, err := envelope.NewKeyring("local-1", kek)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return envelope.NewConfig(envelope.New(ring, nil))
+	return envelopetest.Config(t, "local-1")
 }
 
 type fixture struct {

@@ -13,7 +13,7 @@ import (
 
 	"github.com/sortie-run/sortie"
 	"github.com/sortie-run/sortie/crypto/envelope"
-	"github.com/sortie-run/sortie/crypto/localkey"
+	"github.com/sortie-run/sortie/internal/envelopetest"
 	"github.com/sortie-run/sortie/internal/s3test"
 	"github.com/sortie-run/sortie/payload"
 	"github.com/sortie-run/sortie/payload/sealed"
@@ -23,15 +23,7 @@ const canary = "canary-secret-41b7e2"
 
 func keyring(t testing.TB) *envelope.Config {
 	t.Helper()
-	kek, err := localkey.New(bytes.Repeat([]byte{9}, localkey.KeyBytes))
-	if err != nil {
-		t.Fatal(err)
-	}
-	ring, err := envelope.NewKeyring("k1", kek)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return envelope.NewConfig(envelope.New(ring, nil))
+	return envelopetest.Config(t, "k1")
 }
 
 func bigValue(n int) []byte {
