@@ -7,6 +7,8 @@ import (
 	"go.opentelemetry.io/otel"
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/metric"
+
+	"github.com/sortie-run/sortie/internal/instrument"
 )
 
 // The engine's metrics. They go to the global meter provider (a host's
@@ -35,27 +37,18 @@ const MeterName = "github.com/sortie-run/sortie"
 
 var (
 	engineMeter    = otel.Meter(MeterName)
-	submittedCount = mustInstrument(engineMeter.Int64Counter(MetricRunsSubmitted,
+	submittedCount = instrument.Must(engineMeter.Int64Counter(MetricRunsSubmitted,
 		metric.WithDescription("Runs created by submissions"), metric.WithUnit("{run}")))
-	launchDuration = mustInstrument(engineMeter.Float64Histogram(MetricLaunchDuration,
+	launchDuration = instrument.Must(engineMeter.Float64Histogram(MetricLaunchDuration,
 		metric.WithDescription("Duration of the launcher's Start of an attempt"), metric.WithUnit("s"),
 		metric.WithExplicitBucketBoundaries(secondsBuckets...)))
-	reconcilerLag = mustInstrument(engineMeter.Float64Histogram(MetricReconcilerLag,
+	reconcilerLag = instrument.Must(engineMeter.Float64Histogram(MetricReconcilerLag,
 		metric.WithDescription("How late the reconciler took up a due run"), metric.WithUnit("s"),
 		metric.WithExplicitBucketBoundaries(secondsBuckets...)))
 )
 
 // secondsBuckets are the histograms' bucket boundaries, in seconds.
 var secondsBuckets = []float64{0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60}
-
-// mustInstrument returns an instrument; the API's only error is for an invalid
-// name, which the constants above are not.
-func mustInstrument[T any](v T, err error) T {
-	if err != nil {
-		panic(err)
-	}
-	return v
-}
 
 // countSubmitted counts a run created by a submission.
 func countSubmitted(ctx context.Context, run *Run) {

@@ -3,11 +3,11 @@ package controlplane
 import (
 	"context"
 
-	"go.opentelemetry.io/otel"
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/metric"
 
 	"github.com/sortie-run/sortie"
+	"github.com/sortie-run/sortie/internal/instrument"
 )
 
 // MetricRunsTransitions counts runs entering a state (the attribute
@@ -23,14 +23,7 @@ const MetricRunsTransitions = "sortie.runs.transitions"
 // MeterName is the instrumentation scope of the control plane's metrics.
 const MeterName = "github.com/sortie-run/sortie/controlplane"
 
-var transitions = func() metric.Int64Counter {
-	c, err := otel.Meter(MeterName).Int64Counter(MetricRunsTransitions,
-		metric.WithDescription("Runs entering a state"), metric.WithUnit("{run}"))
-	if err != nil {
-		panic(err) // a constant, valid name
-	}
-	return c
-}()
+var transitions = instrument.Counter(MeterName, MetricRunsTransitions, "{run}", "Runs entering a state")
 
 // counted wraps a driver's write primitive so that a change that moved
 // its run to another state is counted once, after it is stored (a retried

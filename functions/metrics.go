@@ -4,11 +4,11 @@ import (
 	"context"
 	"errors"
 
-	"go.opentelemetry.io/otel"
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/metric"
 
 	"github.com/sortie-run/sortie"
+	"github.com/sortie-run/sortie/internal/instrument"
 )
 
 // MetricClaimsRefused counts claims the control plane refused, so the
@@ -23,14 +23,7 @@ const MetricClaimsRefused = "sortie.claims.refused"
 // MeterName is the instrumentation scope of the worker's metrics.
 const MeterName = "github.com/sortie-run/sortie/functions"
 
-var claimsRefused = func() metric.Int64Counter {
-	c, err := otel.Meter(MeterName).Int64Counter(MetricClaimsRefused,
-		metric.WithDescription("Claims refused by the control plane: the worker executed nothing"), metric.WithUnit("{claim}"))
-	if err != nil {
-		panic(err) // only for an invalid name, which the constant is not
-	}
-	return c
-}()
+var claimsRefused = instrument.Counter(MeterName, MetricClaimsRefused, "{claim}", "Claims refused by the control plane: the worker executed nothing")
 
 // countRefusedClaim counts a failed claim by its reason.
 func countRefusedClaim(ctx context.Context, err error) {

@@ -3,9 +3,10 @@ package server
 import (
 	"net/http"
 
-	"go.opentelemetry.io/otel"
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/metric"
+
+	"github.com/sortie-run/sortie/internal/instrument"
 )
 
 // The server's metrics, counters of requests refused for a backing
@@ -26,19 +27,13 @@ const (
 const MeterName = "github.com/sortie-run/sortie/server"
 
 var (
-	meter          = otel.Meter(MeterName)
 	throttledCount = mustCounter(MetricThrottled, "Requests answered 429 throttled: a backing service throttled the work")
 	unavailCount   = mustCounter(MetricUnavailable, "Requests answered 503 unavailable: a backing service failed or the server is shutting down")
 )
 
-// mustCounter makes a counter; the API's only error is for an invalid
-// name, which these constants are not.
+// mustCounter makes one of the package's request counters.
 func mustCounter(name, desc string) metric.Int64Counter {
-	c, err := meter.Int64Counter(name, metric.WithDescription(desc), metric.WithUnit("{request}"))
-	if err != nil {
-		panic(err)
-	}
-	return c
+	return instrument.Counter(MeterName, name, "{request}", desc)
 }
 
 // countRefusal counts a 429 or 503 answer to r.

@@ -3,9 +3,10 @@ package dynamo
 import (
 	"context"
 
-	"go.opentelemetry.io/otel"
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/metric"
+
+	"github.com/sortie-run/sortie/internal/instrument"
 )
 
 // The control plane's metrics, the process-wide counterparts of
@@ -36,14 +37,9 @@ var (
 	causeOther     = metric.WithAttributes(attribute.String("cause", "other"))
 )
 
-// mustCounter makes a counter; the API's only error is for an invalid
-// name, which these constants are not.
+// mustCounter makes one of the package's counters.
 func mustCounter(name, unit, desc string) metric.Int64Counter {
-	c, err := otel.Meter(MeterName).Int64Counter(name, metric.WithDescription(desc), metric.WithUnit(unit))
-	if err != nil {
-		panic(err)
-	}
-	return c
+	return instrument.Counter(MeterName, name, unit, desc)
 }
 
 // countRetry adds one retry of the cause that err is.

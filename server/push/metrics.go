@@ -3,11 +3,11 @@ package push
 import (
 	"context"
 
-	"go.opentelemetry.io/otel"
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/metric"
 
 	"github.com/sortie-run/sortie"
+	"github.com/sortie-run/sortie/internal/instrument"
 )
 
 // MetricDeliveries counts recorded webhook deliveries by the attribute
@@ -20,14 +20,7 @@ const MetricDeliveries = "sortie.push.deliveries"
 // MeterName is the instrumentation scope of the dispatcher's metrics.
 const MeterName = "github.com/sortie-run/sortie/server/push"
 
-var deliveries = func() metric.Int64Counter {
-	c, err := otel.Meter(MeterName).Int64Counter(MetricDeliveries,
-		metric.WithDescription("Webhook deliveries recorded, by outcome"), metric.WithUnit("{delivery}"))
-	if err != nil {
-		panic(err) // only for an invalid name, which the constant is not
-	}
-	return c
-}()
+var deliveries = instrument.Counter(MeterName, MetricDeliveries, "{delivery}", "Webhook deliveries recorded, by outcome")
 
 // countDelivery counts the recorded progress p.
 func countDelivery(ctx context.Context, p sortie.PushDelivery) {
