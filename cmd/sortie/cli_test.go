@@ -168,6 +168,8 @@ func TestBadInput(t *testing.T) {
 		{[]string{"submit", "probe", "--policy", `{"heartbeat_ms":"x"}`}, "--policy: heartbeat_ms: got string, want an integer"},
 		{[]string{"submit", "probe", "--max-cost", "0.0000000001"}, "--max-cost: \"0.0000000001\" is not an amount of dollars with at most 9 decimals"},
 		{[]string{"submit", "probe", "--max-cost", "0"}, "at least 0.000000001"},
+		{[]string{"submit", "probe", "--var", "text=\xff\xfe"}, "not valid UTF-8"},
+		{[]string{"submit", "probe", "--var", "t\xffext=1"}, "not valid UTF-8"},
 		{[]string{"submit", "probe", "--policy", `{"heartbeat_ms":50,"lease_ms":3000}`}, "minimum of 100 ms"},
 		{[]string{"submit", "probe", "--vars", `{"t":` + strings.Repeat("[", 256) + strings.Repeat("]", 256) + "}"}, "nested 257 levels deep"},
 		{[]string{"submit", "probe", "--config-file", big}, "config"},

@@ -11,6 +11,7 @@ import (
 	"reflect"
 	"slices"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/sortie-run/sortie"
 	"github.com/sortie-run/sortie/internal/strictjson"
@@ -65,6 +66,9 @@ func (s *submitFlags) request(agent string) (*sortie.SubmitRequest, error) {
 		k, v, ok := strings.Cut(kv, "=")
 		if !ok || k == "" {
 			return nil, usagef("--var %q: want NAME=VALUE", kv)
+		}
+		if !utf8.ValidString(kv) { // json.Marshal would turn the bytes into U+FFFD
+			return nil, usagef("--var %q: not valid UTF-8", kv)
 		}
 		if json.Valid([]byte(v)) {
 			vars[k] = json.RawMessage(v)

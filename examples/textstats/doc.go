@@ -5,7 +5,7 @@
 // Variables (a JSON object, all optional):
 //
 //	document  string  opaque ID of a text shipped with the agent; defaults to "opticks"
-//	text      string  inline text to analyse instead (at most 200,000 bytes)
+//	text      string  inline text to analyse instead (at most 200,000 characters)
 //	top       int     how many top terms to return; defaults to 10, at most 100
 //
 // Documents are embedded in the binary and chosen by ID from an allowlist;

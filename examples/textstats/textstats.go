@@ -11,6 +11,7 @@ import (
 	"strings"
 	"sync"
 	"unicode"
+	"unicode/utf8"
 
 	"github.com/sortie-run/sortie"
 	"github.com/sortie-run/sortie/functions"
@@ -41,8 +42,10 @@ func gunzip(name string) (string, error) {
 	return string(b), err
 }
 
-// MaxTextBytes is the largest inline text, in bytes.
-const MaxTextBytes = 200_000
+// MaxTextChars is the longest inline text, in characters (Unicode code
+// points): the agent.json schema's maxLength counts the same way, so a
+// text the schema takes is never refused here.
+const MaxTextChars = 200_000
 
 // Input is the agent's variables.
 type Input struct {
@@ -124,8 +127,8 @@ func load(in Input) (name, text string, err error) {
 		if in.Document != "" {
 			return "", "", sortie.Invalidf("variables", "set document or text, not both")
 		}
-		if len(in.Text) > MaxTextBytes {
-			return "", "", sortie.Invalidf("variables.text", "%d bytes, limit %d", len(in.Text), MaxTextBytes)
+		if n := utf8.RuneCountInString(in.Text); n > MaxTextChars {
+			return "", "", sortie.Invalidf("variables.text", "%d characters, limit %d", n, MaxTextChars)
 		}
 		return "inline text", in.Text, nil
 	}

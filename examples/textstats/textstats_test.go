@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"os"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -61,7 +62,12 @@ func TestLoadRefusesUnknownDocumentsAndPaths(t *testing.T) {
 			t.Errorf("load(%+v) = %v, want ErrInvalidArgument", in, err)
 		}
 	}
-	big := Input{Text: string(make([]byte, MaxTextBytes+1))}
+	// The limit counts characters, as the schema's maxLength does: the
+	// longest text the schema takes (twice as many bytes) is loaded.
+	if _, _, err := load(Input{Text: strings.Repeat("é", MaxTextChars)}); err != nil {
+		t.Errorf("load(%d characters of é) = %v, want it taken", MaxTextChars, err)
+	}
+	big := Input{Text: strings.Repeat("é", MaxTextChars+1)}
 	if _, _, err := load(big); !errors.Is(err, sortie.ErrInvalidArgument) {
 		t.Errorf("load(%d bytes) = %v, want ErrInvalidArgument", len(big.Text), err)
 	}
