@@ -99,6 +99,9 @@ const (
 	// ComponentKMS is key-management requests (the engine's seals and the
 	// worker's opens).
 	ComponentKMS = "kms"
+	// ComponentPayload is object-storage requests for payloads kept by
+	// reference (the worker's reads and writes).
+	ComponentPayload = "payload"
 )
 
 // Pricer prices runs. The engine calls it on every run it returns
@@ -122,7 +125,8 @@ func (u *Usage) Validate() error {
 		v    float64
 	}{{"duration_ms", float64(u.DurationMs)}, {"billed_duration_ms", float64(u.BilledDurationMs)}, {"memory_mb", float64(u.MemoryMB)},
 		{"vcpu", u.VCPU}, {"requests", float64(u.Requests)}, {"read_units", u.ReadUnits}, {"write_units", u.WriteUnits},
-		{"kms_requests", float64(u.KMSRequests)}, {"offloaded_bytes", float64(u.OffloadedBytes)}} {
+		{"kms_requests", float64(u.KMSRequests)}, {"offloaded_bytes", float64(u.OffloadedBytes)},
+		{"payload_writes", float64(u.PayloadWrites)}, {"payload_reads", float64(u.PayloadReads)}} {
 		if !(f.v >= 0) || math.IsInf(f.v, 0) {
 			return invalidf("usage."+f.name, "%v must be a non-negative number", f.v)
 		}
@@ -132,6 +136,8 @@ func (u *Usage) Validate() error {
 		return invalidf("usage.arch", "%.20q must be arm64 or x86_64", u.Arch)
 	case u.Billing != "" && u.Billing != "request" && u.Billing != "instance" && u.Billing != "job":
 		return invalidf("usage.billing", "%.20q must be request, instance or job", u.Billing)
+	case u.PayloadStore != "" && u.PayloadStore != "s3" && u.PayloadStore != "gs" && u.PayloadStore != "file":
+		return invalidf("usage.payload_store", "%.20q must be s3, gs or file", u.PayloadStore)
 	}
 	return nil
 }
@@ -153,7 +159,8 @@ func (u *Usage) ValidateShape() error {
 		set  bool
 	}{{"duration_ms", u.DurationMs != 0}, {"billed_duration_ms", u.BilledDurationMs != 0}, {"requests", u.Requests != 0},
 		{"read_units", u.ReadUnits != 0}, {"write_units", u.WriteUnits != 0}, {"kms_requests", u.KMSRequests != 0},
-		{"offloaded_bytes", u.OffloadedBytes != 0}} {
+		{"offloaded_bytes", u.OffloadedBytes != 0}, {"payload_writes", u.PayloadWrites != 0}, {"payload_reads", u.PayloadReads != 0},
+		{"payload_store", u.PayloadStore != ""}} {
 		if f.set {
 			return invalidf("usage."+f.name, "is counted at the finish, not stated at the claim (a claim states memory_mb, vcpu, arch and billing)")
 		}
@@ -192,6 +199,9 @@ func (u *Usage) Plus(o *Usage) *Usage {
 	s.WriteUnits += o.WriteUnits
 	s.KMSRequests += o.KMSRequests
 	s.OffloadedBytes += o.OffloadedBytes
+	s.PayloadWrites += o.PayloadWrites
+	s.PayloadReads += o.PayloadReads
+	s.PayloadStore = pick(o.PayloadStore, s.PayloadStore)
 	s.MemoryMB = pick(o.MemoryMB, s.MemoryMB)
 	s.VCPU = pick(o.VCPU, s.VCPU)
 	s.Arch = pick(o.Arch, s.Arch)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"regexp"
+	"strings"
 	"time"
 )
 
@@ -56,6 +57,21 @@ func (r *PayloadRef) Validate(field string) error {
 		return invalidf(field+".sha256", "must be 64 lowercase hex digits")
 	}
 	return nil
+}
+
+// PayloadStoreKind returns the kind of store a [PayloadRef.Store] names,
+// which prices its requests: "s3" for "s3://BUCKET", "gs" for
+// "gs://BUCKET", "file" for the embedded store ("file", or a "file://"
+// URL), and "" for any other scheme.
+func PayloadStoreKind(store string) string {
+	scheme, _, found := strings.Cut(store, "://")
+	switch {
+	case !found && store == "file":
+		return "file"
+	case found && (scheme == "s3" || scheme == "gs" || scheme == "file"):
+		return scheme
+	}
+	return ""
 }
 
 // PayloadLimits are a [PayloadStore]'s limits, in bytes.

@@ -387,4 +387,14 @@ type Usage struct {
 	KMSRequests int64 `json:"kms_requests,omitempty"`
 	// OffloadedBytes counts payload bytes moved to object storage.
 	OffloadedBytes int64 `json:"offloaded_bytes,omitempty"`
+	// PayloadWrites and PayloadReads count the worker's object-storage
+	// requests for the attempt's payloads (writes: PUT of an object under
+	// runs/RUN_ID/; reads: GET), failed ones included, as the stores bill
+	// them.
+	PayloadWrites int64 `json:"payload_writes,omitempty"`
+	PayloadReads  int64 `json:"payload_reads,omitempty"`
+	// PayloadStore is the kind of store those requests went to, which
+	// prices them: "s3", "gs" or "file" ([PayloadStoreKind]). Empty when
+	// the attempt made none.
+	PayloadStore string `json:"payload_store,omitempty"`
 }

@@ -31,7 +31,7 @@ type PayloadURLOpener interface {
 func (a *attempt) payloadStore(ctx context.Context) (sortie.PayloadStore, *sortie.Outcome) {
 	if a.payloads != nil || len(a.inv.SealedPayloadURLs) == 0 {
 		if a.payloads == nil && a.w.Payloads != nil {
-			a.payloads = a.w.Payloads
+			a.payloads = metered(a.w.Payloads)
 		}
 		return a.payloads, nil
 	}
@@ -50,8 +50,66 @@ func (a *attempt) payloadStore(ctx context.Context) (sortie.PayloadStore, *sorti
 		o := errorOutcome(errTypePayload, "open the attempt's payload URLs: "+err.Error(), errors.Is(err, sortie.ErrUnavailable))
 		return nil, &o
 	}
-	a.payloads = sealed.NewURLStore(urls, a.w.PayloadURLs, nil)
+	a.payloads = metered(sealed.NewURLStore(urls, a.w.PayloadURLs, nil))
 	return a.payloads, nil
+}
+
+// meteredStore is an attempt's payload store counting the requests it
+// makes, for the attempt's usage ([sortie.Usage.PayloadWrites],
+// PayloadReads, PayloadStore). An attempt uses it from one goroutine at a
+// time.
+type meteredStore struct {
+	sortie.PayloadStore
+	writes, reads int64
+	kind          string
+}
+
+// metered returns s counting its requests; s names its store with a
+// Name method (payload.Store, sealed.URLStore), else the kind stays empty
+// and the requests are counted but not priced.
+func metered(s sortie.PayloadStore) *meteredStore {
+	m := &meteredStore{PayloadStore: s}
+	if n, ok := s.(interface{ Name() string }); ok {
+		m.kind = sortie.PayloadStoreKind(n.Name())
+	}
+	return m
+}
+
+// Put implements [sortie.PayloadStore], counting one write.
+func (m *meteredStore) Put(ctx context.Context, run sortie.RunID, agent, name, field string, value []byte) (*sortie.PayloadRef, error) {
+	m.writes++
+	return m.PayloadStore.Put(ctx, run, agent, name, field, value)
+}
+
+// Get implements [sortie.PayloadStore], counting one read.
+func (m *meteredStore) Get(ctx context.Context, run sortie.RunID, agent string, ref *sortie.PayloadRef) ([]byte, error) {
+	m.reads++
+	return m.PayloadStore.Get(ctx, run, agent, ref)
+}
+
+// payloadUsage adds to u the payload requests made for the attempt: its
+// own store's, or, when its handler ran in a warm pool process (which
+// reads and writes payloads itself, see runsHere), one read of the
+// variables it was handed by reference and one write of a result o names
+// by reference, with its bytes offloaded.
+func (a *attempt) payloadUsage(u *sortie.Usage, o sortie.Outcome) {
+	var writes, reads int64
+	var kind string
+	if m, ok := a.payloads.(*meteredStore); ok {
+		writes, reads, kind = m.writes, m.reads, m.kind
+	}
+	if !a.w.runsHere(a.inv.Agent.Runtime) {
+		if ref := a.inv.VariablesRef; ref != nil {
+			reads, kind = reads+1, sortie.PayloadStoreKind(ref.Store)
+		}
+		if ref := o.ResultRef; ref != nil && u.OffloadedBytes == 0 {
+			writes, kind = writes+1, sortie.PayloadStoreKind(ref.Store)
+			u.OffloadedBytes = ref.Size
+		}
+	}
+	if writes+reads > 0 {
+		u.PayloadWrites, u.PayloadReads, u.PayloadStore = writes, reads, kind
+	}
 }
 
 // errTypePayload is an attempt whose variables, kept in the payload

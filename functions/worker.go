@@ -212,6 +212,7 @@ func (w *Worker) execute(ctx context.Context, inv *sortie.Invocation, rep Report
 		o = errorOutcome(errTypeOutput, "invalid outcome: "+err.Error(), false)
 	}
 	o.Usage = &sortie.Usage{DurationMs: time.Since(claimed).Milliseconds(), KMSRequests: int64(kmsRequests + a.payloadKMS), OffloadedBytes: offloaded}
+	a.payloadUsage(o.Usage, o)
 	if a.call != nil && a.call.exit != nil {
 		return o, a, a.computeEnded(*a.call.exit)
 	}

@@ -112,6 +112,30 @@ func items(a *sortie.Attempt) []item {
 	if u.KMSRequests > 0 && provider != "" { // whose KMS is known from the launch's Ref
 		out = append(out, item{sortie.ComponentKMS, "kms." + kmsOf(provider) + ".request", quantity{u.KMSRequests, 1}})
 	}
+	return append(out, payloadItems(u)...)
+}
+
+// payloadPrices are the price keys of payload writes and reads, by the
+// kind of store ([sortie.Usage.PayloadStore]).
+var payloadPrices = map[string][2]string{
+	"s3":   {"s3.put_request", "s3.get_request"},
+	"gs":   {"gcs.class_a_operation", "gcs.class_b_operation"},
+	"file": {"file.request", "file.request"},
+}
+
+// payloadItems returns the payload request items of a usage: writes and
+// reads, each priced by the store's kind.
+func payloadItems(u *sortie.Usage) []item {
+	keys, ok := payloadPrices[u.PayloadStore]
+	if !ok {
+		return nil
+	}
+	var out []item
+	for i, n := range []int64{u.PayloadWrites, u.PayloadReads} {
+		if n > 0 {
+			out = append(out, item{sortie.ComponentPayload, keys[i], quantity{n, 1}})
+		}
+	}
 	return out
 }
 

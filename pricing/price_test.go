@@ -60,6 +60,21 @@ func TestAttemptCostByLauncher(t *testing.T) {
 		a:    attempt(1, "cloudrun", map[string]string{"mode": "service"}, &sortie.Usage{BilledDurationMs: 200, MemoryMB: 512, VCPU: 1}),
 		want: map[string]sortie.NanoUSD{"cloudrun.instance.vcpu_second": 3600, "cloudrun.instance.gib_second": 200},
 	}, {
+		// payloads by reference: 1 PUT × $0.005/10³ = 5000; 2 GETs ×
+		// $0.0004/10³ = 800 (S3); 1 write × $0.005/10³ = 5000 and 1 read
+		// × $0.0004/10³ = 400 (Cloud Storage class A and B).
+		name: "lambda payloads on S3",
+		a:    attempt(1, "lambda", nil, &sortie.Usage{Requests: 1, PayloadWrites: 1, PayloadReads: 2, PayloadStore: "s3"}),
+		want: map[string]sortie.NanoUSD{"lambda.request": 200, "s3.put_request": 5000, "s3.get_request": 800},
+	}, {
+		name: "cloud run job payloads on Cloud Storage",
+		a:    attempt(1, "cloudrun", map[string]string{"mode": "job"}, &sortie.Usage{PayloadWrites: 1, PayloadReads: 1, PayloadStore: "gs"}),
+		want: map[string]sortie.NanoUSD{"gcs.class_a_operation": 5000, "gcs.class_b_operation": 400},
+	}, {
+		name: "local payloads in the state directory",
+		a:    attempt(1, "local", nil, &sortie.Usage{DurationMs: 1000, PayloadWrites: 1, PayloadReads: 1, PayloadStore: "file"}),
+		want: map[string]sortie.NanoUSD{"local.second": 0, "file.request": 0},
+	}, {
 		name: "local on SQLite",
 		a:    attempt(1, "local", nil, &sortie.Usage{DurationMs: 1234, KMSRequests: 2}),
 		want: map[string]sortie.NanoUSD{"local.second": 0, "kms.local.request": 0},

@@ -19,6 +19,7 @@ import (
 	"github.com/sortie-run/sortie/launchers/lambda"
 	"github.com/sortie-run/sortie/payload"
 	"github.com/sortie-run/sortie/payload/sealed"
+	"github.com/sortie-run/sortie/pricing"
 )
 
 // payloadHost is a host's engine on AWS with a payload store: the bucket
@@ -40,7 +41,7 @@ func payloadHost(t *testing.T, cp sortie.ControlPlane, l sortie.Launcher) (*sort
 	}
 	t.Cleanup(func() { b.Close() })
 	e := sortie.NewEngine(cp, l, probeAgents, &sortie.EngineOptions{DefaultPolicy: testPolicy, Payloads: store,
-		Sealer: payload.NewGranter(store, kr), Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+		Sealer: payload.NewGranter(store, kr), Pricer: pricing.Default(), Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
 	t.Cleanup(func() { _ = e.Close() })
 	return e, store, srv, kr
 }
@@ -76,8 +77,12 @@ func TestPayloadsByReference(t *testing.T) {
 	if err := json.Unmarshal(got.Result, &out); err != nil || out != doc {
 		t.Fatalf("Get(%s).Result = %d bytes (%v), want the %d-byte document back", run.ID, len(got.Result), err, len(doc))
 	}
-	if u := done.Current().Usage; u == nil || u.OffloadedBytes != int64(len(got.Result)) {
-		t.Errorf("attempt Usage = %+v, want OffloadedBytes %d (the result stored)", u, len(got.Result))
+	if u := done.Current().Usage; u == nil || u.OffloadedBytes != int64(len(got.Result)) ||
+		u.PayloadReads != 1 || u.PayloadWrites != 1 || u.PayloadStore != "s3" {
+		t.Errorf("attempt Usage = %+v, want OffloadedBytes %d (the result stored), 1 read (variables) and 1 write (result) on s3", u, len(got.Result))
+	}
+	if c := got.Cost; c == nil || c.Components[sortie.ComponentPayload] == 0 {
+		t.Errorf("run cost = %+v, want a payload component (the S3 GET and PUT)", c)
 	}
 
 	// The URLs the attempt was granted, as only the worker sees them.

@@ -75,6 +75,9 @@ func NewURLStore(urls *URLs, sealer Sealer, client *http.Client) *URLStore {
 	return &URLStore{urls: urls, sealer: sealer, client: client}
 }
 
+// Name returns the store's name, as references carry it ("s3://BUCKET").
+func (s *URLStore) Name() string { return s.urls.Store }
+
 // Limits implements [sortie.PayloadStore].
 func (s *URLStore) Limits() sortie.PayloadLimits {
 	return sortie.PayloadLimits{MaxPayloadBytes: s.urls.MaxPayloadBytes}.WithDefaults()
