@@ -219,10 +219,14 @@ func pick[T comparable](a, b T) T {
 
 // Meter counts what a call consumed on a run's behalf, for [Usage]: the
 // engine puts one in the context of the seals it makes for an attempt, and
-// key-management adapters add their requests with [AddKMSRequests]. Safe
-// for concurrent use.
+// key-management adapters add their requests with [AddKMSRequests]; the
+// engine adds the payloads it stores ([AddPayloadWrite]). Safe for
+// concurrent use.
 type Meter struct {
-	kms atomic.Int64
+	kms    atomic.Int64
+	writes atomic.Int64
+	bytes  atomic.Int64
+	kind   atomic.Value // string: the store's kind
 }
 
 // KMSRequests returns the key-management requests counted so far.
@@ -230,10 +234,14 @@ func (m *Meter) KMSRequests() int64 { return m.kms.Load() }
 
 // Usage returns what m counted as a Usage, nil when it counted nothing.
 func (m *Meter) Usage() *Usage {
-	if n := m.KMSRequests(); n > 0 {
-		return &Usage{KMSRequests: n}
+	u := Usage{KMSRequests: m.KMSRequests(), PayloadWrites: m.writes.Load(), OffloadedBytes: m.bytes.Load()}
+	if u.PayloadWrites > 0 {
+		u.PayloadStore, _ = m.kind.Load().(string)
 	}
-	return nil
+	if u == (Usage{}) {
+		return nil
+	}
+	return &u
 }
 
 type meterKey struct{}
@@ -248,5 +256,16 @@ func WithMeter(ctx context.Context, m *Meter) context.Context {
 func AddKMSRequests(ctx context.Context, n int) {
 	if m, ok := ctx.Value(meterKey{}).(*Meter); ok && n > 0 {
 		m.kms.Add(int64(n))
+	}
+}
+
+// AddPayloadWrite adds one payload object written, ref, to the [Meter]
+// ctx carries, if any: a write request of ref's store and its bytes
+// offloaded.
+func AddPayloadWrite(ctx context.Context, ref *PayloadRef) {
+	if m, ok := ctx.Value(meterKey{}).(*Meter); ok && ref != nil {
+		m.writes.Add(1)
+		m.bytes.Add(ref.Size)
+		m.kind.Store(PayloadStoreKind(ref.Store))
 	}
 }

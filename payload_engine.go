@@ -40,6 +40,7 @@ func (e *Engine) offloadVariables(ctx context.Context, run *Run) error {
 	if err != nil {
 		return fmt.Errorf("submit: store the variables of run %s: %w", run.ID, err)
 	}
+	AddPayloadWrite(ctx, ref)
 	run.Variables, run.VariablesRef = nil, ref
 	return nil
 }

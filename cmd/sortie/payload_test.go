@@ -90,8 +90,9 @@ func TestLargePayloadsCLI(t *testing.T) {
 	got := c.get(final.ID)
 	checkLargeRun(t, "sortie get --json", got, output)
 	noPlaintext(t, c.state)
-	if u := got.Current().Usage; u == nil || u.PayloadReads != 1 || u.PayloadWrites != 1 || u.PayloadStore != "file" || u.OffloadedBytes != got.ResultRef.Size {
-		t.Errorf("attempt usage %+v, want the warm worker's 1 read (variables) and 1 write (result, %d bytes offloaded) on the file store", u, got.ResultRef.Size)
+	offloaded := got.VariablesRef.Size + got.ResultRef.Size
+	if u := got.Current().Usage; u == nil || u.PayloadReads != 1 || u.PayloadWrites != 2 || u.PayloadStore != "file" || u.OffloadedBytes != offloaded {
+		t.Errorf("attempt usage %+v, want the engine's write (variables), the warm worker's read (variables) and write (result), %d bytes offloaded, on the file store", u, offloaded)
 	}
 
 	obj := filepath.Join(c.state, "payloads", filepath.FromSlash(got.ResultRef.Key))

@@ -77,9 +77,10 @@ func TestPayloadsByReference(t *testing.T) {
 	if err := json.Unmarshal(got.Result, &out); err != nil || out != doc {
 		t.Fatalf("Get(%s).Result = %d bytes (%v), want the %d-byte document back", run.ID, len(got.Result), err, len(doc))
 	}
-	if u := done.Current().Usage; u == nil || u.OffloadedBytes != int64(len(got.Result)) ||
-		u.PayloadReads != 1 || u.PayloadWrites != 1 || u.PayloadStore != "s3" {
-		t.Errorf("attempt Usage = %+v, want OffloadedBytes %d (the result stored), 1 read (variables) and 1 write (result) on s3", u, len(got.Result))
+	offloaded := int64(len(got.Variables) + len(got.Result))
+	if u := done.Current().Usage; u == nil || u.OffloadedBytes != offloaded ||
+		u.PayloadReads != 1 || u.PayloadWrites != 2 || u.PayloadStore != "s3" {
+		t.Errorf("attempt Usage = %+v, want OffloadedBytes %d (variables and result stored), 2 writes (the engine's variables, the worker's result) and 1 read (the worker's variables) on s3", u, offloaded)
 	}
 	if c := got.Cost; c == nil || c.Components[sortie.ComponentPayload] == 0 {
 		t.Errorf("run cost = %+v, want a payload component (the S3 GET and PUT)", c)
