@@ -1,7 +1,8 @@
 // Package payload keeps the payloads of runs that are over their inline
 // limits in object storage: a [sortie.PayloadStore] on a
 // gocloud.dev/blob bucket (fileblob in the state directory by default,
-// s3blob on AWS, any other driver through [Open] with a bucket URL).
+// s3blob on AWS, gcsblob on GCP, any other driver through [OpenURL] with
+// a bucket URL).
 //
 // Every object is sealed before it leaves the process, in a large
 // envelope of package crypto/envelope bound to the run, its agent and the

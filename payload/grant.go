@@ -7,8 +7,6 @@ import (
 	"net/http"
 	"time"
 
-	"gocloud.dev/blob"
-
 	"github.com/sortie-run/sortie"
 	"github.com/sortie-run/sortie/payload/sealed"
 )
@@ -93,14 +91,14 @@ func (s *Store) SignURLs(ctx context.Context, inv *sortie.Invocation, expiry tim
 	life := min(max(time.Until(expiry), time.Minute), maxURLLife)
 	urls := &sealed.URLs{Store: s.name, MaxPayloadBytes: s.limits.MaxPayloadBytes, Put: map[string]string{}}
 	if ref := inv.VariablesRef; ref != nil && ref.Store == s.name {
-		u, err := s.bucket.SignedURL(ctx, ref.Key, &blob.SignedURLOptions{Method: http.MethodGet, Expiry: life})
+		u, err := s.bucket.SignedURL(ctx, ref.Key, signOptions(http.MethodGet, life))
 		if err != nil {
 			return nil, s.wrap("sign a GET URL for", ref.Key, err)
 		}
 		urls.Get = map[string]string{ref.Key: u}
 	}
 	key := Key(inv.RunID, sortie.ResultPayloadName(inv.Attempt))
-	u, err := s.bucket.SignedURL(ctx, key, &blob.SignedURLOptions{Method: http.MethodPut, Expiry: life})
+	u, err := s.bucket.SignedURL(ctx, key, signOptions(http.MethodPut, life))
 	if err != nil {
 		return nil, s.wrap("sign a PUT URL for", key, err)
 	}

@@ -29,7 +29,7 @@ func OpenFile(dir string, sealer Sealer, opts *Options) (*Store, *blob.Bucket, e
 
 // OpenURL returns a Store on the bucket at a gocloud.dev/blob URL, for
 // example "s3://BUCKET?region=eu-west-1" (the binary must import the
-// driver, as cmd/sortie imports s3blob), named SCHEME://BUCKET in
+// driver, as cmd/sortie imports s3blob and gcsblob), named SCHEME://BUCKET in
 // references. A file:// URL is refused: use [OpenFile]. Close the
 // returned bucket after the Store's last use.
 func OpenURL(ctx context.Context, rawURL string, sealer Sealer, opts *Options) (*Store, *blob.Bucket, error) {

@@ -15,6 +15,7 @@ import (
 	"github.com/sortie-run/sortie"
 	"github.com/sortie-run/sortie/crypto/envelope"
 	"github.com/sortie-run/sortie/internal/envelopetest"
+	"github.com/sortie-run/sortie/internal/gcstest"
 	"github.com/sortie-run/sortie/internal/s3test"
 	"github.com/sortie-run/sortie/payload"
 )
@@ -34,8 +35,8 @@ type fixture struct {
 	bucket *blob.Bucket
 }
 
-// stores runs fn against a fileblob store and one on an S3-protocol
-// server on loopback.
+// stores runs fn against a fileblob store, one on an S3-protocol server
+// and one on a Cloud Storage emulator, both on loopback.
 func stores(t *testing.T, opts *payload.Options, fn func(t *testing.T, f fixture)) {
 	t.Run("file", func(t *testing.T) {
 		s, b, err := payload.OpenFile(t.TempDir(), sealer(t), opts)
@@ -53,6 +54,11 @@ func stores(t *testing.T, opts *payload.Options, fn func(t *testing.T, f fixture
 		}
 		t.Cleanup(func() { b.Close() })
 		fn(t, fixture{s, b})
+	})
+	t.Run("gs", func(t *testing.T) {
+		srv := gcstest.Start(t, "payloads")
+		b := srv.Bucket(t)
+		fn(t, fixture{payload.New(b, srv.Name(), sealer(t), opts), b})
 	})
 }
 

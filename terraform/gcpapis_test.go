@@ -28,8 +28,12 @@ var gcpAPIs = map[string]string{
 }
 
 // gcpAlsoNeeds are APIs a resource type needs besides its own: Eventarc
-// delivers through Pub/Sub topics and subscriptions it creates.
-var gcpAlsoNeeds = map[string]string{"google_eventarc_trigger": "pubsub.googleapis.com"}
+// delivers through Pub/Sub topics and subscriptions it creates; what a
+// service account's IAM binding grants here (signBlob for payload URLs,
+// GKE Workload Identity) is used through the IAM Service Account
+// Credentials API.
+var gcpAlsoNeeds = map[string]string{"google_eventarc_trigger": "pubsub.googleapis.com",
+	"google_service_account_iam_member": "iamcredentials.googleapis.com"}
 
 // notAfterAPIs are blocks that need not wait for google_project_service:
 // the project itself is read before any API of it is enabled.

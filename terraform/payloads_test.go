@@ -205,6 +205,16 @@ func TestGCPPayloadBucket(t *testing.T) {
 	if !strings.Contains(expr, `resource.name.startsWith(\"projects/_/buckets/${local.payload_bucket}/objects/${local.payload_prefix}\")`) {
 		t.Errorf("google_storage_bucket_iam_member.payloads condition %s does not limit objects to local.payload_prefix", expr)
 	}
+	signer := m.block(t, "resource", "google_project_iam_custom_role", "payload_signer")
+	if d := cmp.Diff([]string{"iam.serviceAccounts.signBlob"}, m.strs(signer, "permissions")); d != "" {
+		t.Errorf("google_project_iam_custom_role.payload_signer permissions (-want +module):\n%s", d)
+	}
+	sign := m.block(t, "resource", "google_service_account_iam_member", "payload_signer")
+	got = []string{m.str(sign, "service_account_id"), m.str(sign, "role"), m.str(sign, "member")}
+	want = []string{"google_service_account.launcher.name", "google_project_iam_custom_role.payload_signer[0].id", "google_service_account.launcher.member"}
+	if d := cmp.Diff(want, got); d != "" {
+		t.Errorf("google_service_account_iam_member.payload_signer (account, role, member): the launcher signs as itself only (-want +module):\n%s", d)
+	}
 	if got := m.str(b, "name"); got != "local.payload_bucket" {
 		t.Errorf("google_storage_bucket.payloads.name = %s, want local.payload_bucket (the name the grant's condition uses)", got)
 	}

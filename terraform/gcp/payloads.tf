@@ -76,3 +76,24 @@ resource "google_storage_bucket_iam_member" "payloads" {
     expression  = "resource.type == \"storage.googleapis.com/Bucket\" || resource.name.startsWith(\"projects/_/buckets/${local.payload_bucket}/objects/${local.payload_prefix}\")"
   }
 }
+
+# A host signs each attempt's URLs as the launcher service account. With
+# no key file (on GCE, GKE or Cloud Run), gcsblob signs through the IAM
+# Service Account Credentials API's signBlob, as the account itself: the
+# launcher may sign as itself, and do nothing else as any account.
+resource "google_project_iam_custom_role" "payload_signer" {
+  count       = var.payload_store ? 1 : 0
+  project     = var.project
+  role_id     = replace("${var.name}_payload_signer", "-", "_")
+  title       = "Sortie ${var.name} payload URL signer"
+  description = "Sign the payload store's URLs (signBlob) as the launcher service account."
+  permissions = ["iam.serviceAccounts.signBlob"]
+  depends_on  = [google_project_service.apis]
+}
+
+resource "google_service_account_iam_member" "payload_signer" {
+  count              = var.payload_store ? 1 : 0
+  service_account_id = google_service_account.launcher.name
+  role               = google_project_iam_custom_role.payload_signer[0].id
+  member             = google_service_account.launcher.member
+}
