@@ -1,6 +1,8 @@
 // Package sealed is the payload rule without a bucket client: how a
 // payload object is sealed and named ([Seal]), how it is checked and
-// opened ([Open]: size, then SHA-256, then the envelope), and a
+// opened ([Open]: size, then SHA-256, then the envelope), which objects
+// an attempt is granted presigned URLs for ([Grant], sealed into its
+// invocation by a [Granter] over any [URLSigner]), and a
 // [sortie.PayloadStore] over the presigned URLs a host grants one attempt
 // ([URLStore]).
 //

@@ -19,6 +19,11 @@ type Sealer interface {
 	OpenPayload(ctx context.Context, run sortie.RunID, agent, key string, sealed []byte) ([]byte, error)
 }
 
+// MaxPayloadBytes is the largest per-payload limit a store takes (1 GiB,
+// the large envelope's limit): the ceiling of
+// sortie.PayloadLimits.MaxPayloadBytes.
+const MaxPayloadBytes = 1 << 30
+
 // SlackBytes bounds what sealing adds to a value (label, header, IV and
 // tag of a large envelope): an object is at most its value's size plus
 // SlackBytes.
