@@ -13,7 +13,9 @@ import (
 	"github.com/sortie-run/sortie"
 	"github.com/sortie-run/sortie/crypto/envelope"
 	"github.com/sortie-run/sortie/crypto/localkey"
+	fnlambda "github.com/sortie-run/sortie/functions/lambda"
 	"github.com/sortie-run/sortie/payload"
+	"github.com/sortie-run/sortie/payload/sealed"
 )
 
 // PayloadDir holds the embedded payload store in the state directory
@@ -23,10 +25,11 @@ const PayloadDir = "payloads"
 // The variables a host passes its worker subprocesses for their payload
 // store.
 const (
-	// EnvPayloadBucket is Config.PayloadBucket.
-	EnvPayloadBucket = "SORTIE_PAYLOAD_BUCKET"
+	// EnvPayloadBucket is Config.PayloadBucket (the Lambda reconciler
+	// function's variable too).
+	EnvPayloadBucket = fnlambda.EnvPayloadBucket
 	// EnvMaxPayloadBytes is Config.PayloadLimits.MaxPayloadBytes.
-	EnvMaxPayloadBytes = "SORTIE_MAX_PAYLOAD_BYTES"
+	EnvMaxPayloadBytes = fnlambda.EnvMaxPayloadBytes
 	// EnvMaxRunPayloadBytes is Config.PayloadLimits.MaxRunBytes.
 	EnvMaxRunPayloadBytes = "SORTIE_MAX_RUN_PAYLOAD_BYTES"
 )
@@ -170,9 +173,8 @@ func (c *Config) validatePayloads() error {
 	return nil
 }
 
-// payloadCeiling is the largest per-payload limit a host takes (1 GiB,
-// the large envelope's limit).
-const payloadCeiling = 1 << 30
+// payloadCeiling is the largest per-payload limit a host takes.
+const payloadCeiling = sealed.MaxPayloadBytes
 
 // Payload sweeps: every payloadSweepInterval, the objects of runs older
 // than payloadSweepMinAge that the control plane does not hold go.

@@ -1,12 +1,14 @@
 package terraform
 
 import (
+	"maps"
 	"slices"
 	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
 
+	lambdafn "github.com/sortie-run/sortie/functions/lambda"
 	"github.com/sortie-run/sortie/payload"
 )
 
@@ -72,15 +74,20 @@ func payloadPrefix(t *testing.T) string {
 }
 
 // checkPayloadEnv checks the module's payload_bucket_url output names the
-// variable host/payloads.go reads and a URL of scheme.
+// variable hosts and the Lambda function read (functions/lambda's
+// EnvPayloadBucket, which host's is) and a URL of scheme.
 func checkPayloadEnv(t *testing.T, m *module, dir, scheme string) {
 	t.Helper()
-	env := goConsts(t, "../host", "EnvPayload")["EnvPayloadBucket"]
+	env := goConsts(t, "../functions/lambda", "EnvPayload")["EnvPayloadBucket"]
 	out := m.output(t, "payload_bucket_url")
 	if d := m.str(out, "description"); !strings.Contains(d, env) || !strings.Contains(d, "--payload-bucket") {
 		t.Errorf("%s: output payload_bucket_url description %q does not name %s and --payload-bucket", dir, d, env)
 	}
-	if v := m.str(out, "value"); !strings.Contains(v, `"`+scheme+"://${") {
+	v := m.str(out, "value")
+	if name, ok := strings.CutPrefix(v, "local."); ok && m.local(name) != nil {
+		v = m.text(m.local(name))
+	}
+	if !strings.Contains(v, `"`+scheme+"://${") {
 		t.Errorf("%s: output payload_bucket_url = %s, want a %s:// URL", dir, v, scheme)
 	}
 	if got := m.str(m.variable(t, "payload_store"), "default"); got != "true" {
@@ -94,8 +101,9 @@ func checkPayloadEnv(t *testing.T, m *module, dir, scheme string) {
 // TestAWSPayloadBucket checks the payload store's bucket and grants
 // against package payload: the lifecycle rule expires what payload.Key
 // names, and hosts get exactly the actions s3blob takes for the Bucket
-// methods the store calls, under that prefix only; the worker function
-// none (it uses the URLs its host signs).
+// methods the store calls, under that prefix only; the reconciler
+// function what the URLs it signs do; the worker function none (it uses
+// the URLs its host or the reconciler signs).
 func TestAWSPayloadBucket(t *testing.T) {
 	m := parseModule(t, "aws")
 	checkPayloadEnv(t, m, "aws", "s3")
@@ -133,36 +141,77 @@ func TestAWSPayloadBucket(t *testing.T) {
 		t.Errorf("aws_s3_bucket_policy.payloads.policy = %s, want the TLS-only document", got)
 	}
 
-	calls := bucketCalls(t)
-	var objects, list []string
-	for _, a := range needs(t, calls, blobS3Actions) {
-		if a == "s3:ListBucket" {
+	checkAWSPayloadGrants(t, m, bucket)
+	checkReconcilerPayloadURL(t, m)
+}
+
+// checkAWSPayloadGrants checks the two documents of the bucket's grants
+// against what package payload calls: payload_objects holds what a
+// presigned URL does as its signer (SignedURL's actions, also the reads
+// and writes) and the bucket key, for hosts and the reconciler function;
+// payloads the rest, for hosts only; both documents together are exactly
+// what the Bucket methods need, under the payload prefix.
+func checkAWSPayloadGrants(t *testing.T, m *module, bucket string) {
+	t.Helper()
+	signed := blobS3Actions["SignedURL"]
+	var manage, list []string
+	for _, a := range needs(t, bucketCalls(t), blobS3Actions) {
+		switch {
+		case a == "s3:ListBucket":
 			list = append(list, a)
-		} else {
-			objects = append(objects, a)
+		case !slices.Contains(signed, a):
+			manage = append(manage, a)
 		}
 	}
-	want := map[string]grant{
-		"PayloadObjects":   {Actions: objects, Resources: []string{"${" + bucket + ".arn}/${local.payload_prefix}*"}},
-		"PayloadBucketKey": {Actions: []string{"kms:Decrypt", "kms:GenerateDataKey"}, Resources: []string{"aws_kms_key.config.arn"}, Condition: "StringEquals kms:EncryptionContext:aws:s3:arn=" + bucket + ".arn"},
+	objects := []string{"${" + bucket + ".arn}/${local.payload_prefix}*"}
+	wantObjects := map[string]grant{
+		"ReadWritePayloads": {Actions: signed, Resources: objects},
+		"PayloadBucketKey":  {Actions: []string{"kms:Decrypt", "kms:GenerateDataKey"}, Resources: []string{"aws_kms_key.config.arn"}, Condition: "StringEquals kms:EncryptionContext:aws:s3:arn=" + bucket + ".arn"},
 	}
+	want := map[string]grant{"ManagePayloads": {Actions: manage, Resources: objects}}
 	if list != nil {
 		want["ListPayloads"] = grant{Actions: list, Resources: []string{bucket + ".arn"}}
 	}
-	if d := cmp.Diff(want, m.policy(t, "payloads")); d != "" {
-		t.Errorf("data.aws_iam_policy_document.payloads differs from what package payload calls (-want +module):\n%s", d)
-	}
-	attach := m.block(t, "resource", "aws_iam_role_policy", "host_payloads")
-	if got := []string{m.str(attach, "role"), m.str(attach, "policy")}; !slices.Equal(got, []string{"aws_iam_role.host[each.key].id", "data.aws_iam_policy_document.payloads[0].json"}) {
-		t.Errorf("aws_iam_role_policy.host_payloads (role, policy) = %v, want every host role with the payloads document", got)
-	}
-	for _, name := range m.ofType("resource", "aws_iam_role_policy") {
-		if b := m.block(t, "resource", "aws_iam_role_policy", name); m.str(b, "policy") == "data.aws_iam_policy_document.payloads[0].json" && name != "host_payloads" {
-			t.Errorf("aws_iam_role_policy.%s grants the payload bucket: only hosts reach it (workers use presigned URLs)", name)
+	for doc, w := range map[string]map[string]grant{"payload_objects": wantObjects, "payloads": want} {
+		if d := cmp.Diff(w, m.policy(t, doc)); d != "" {
+			t.Errorf("data.aws_iam_policy_document.%s differs from what package payload calls (-want +module):\n%s", doc, d)
 		}
 	}
-	if got := m.str(m.block(t, "resource", "aws_iam_role_policy", "host_payloads"), "for_each"); got != "var.payload_store ? var.host_roles : toset([])" {
-		t.Errorf("aws_iam_role_policy.host_payloads for_each = %s, want every host role", got)
+	hosts := "var.payload_store ? var.host_roles : toset([])"
+	attached := map[string][]string{
+		"host_payloads":              {"aws_iam_role.host[each.key].id", "data.aws_iam_policy_document.payloads[0].json", hosts},
+		"host_payload_objects":       {"aws_iam_role.host[each.key].id", "data.aws_iam_policy_document.payload_objects[0].json", hosts},
+		"reconciler_payload_objects": {"aws_iam_role.reconciler.id", "data.aws_iam_policy_document.payload_objects[0].json", "var.payload_store ? 1 : 0"},
+	}
+	for _, name := range m.ofType("resource", "aws_iam_role_policy") {
+		b := m.block(t, "resource", "aws_iam_role_policy", name)
+		got := []string{m.str(b, "role"), m.str(b, "policy"), m.str(b, "for_each") + m.str(b, "count")}
+		if w, ok := attached[name]; ok && !slices.Equal(got, w) {
+			t.Errorf("aws_iam_role_policy.%s (role, policy, for_each/count) = %q, want %q", name, got, w)
+		} else if !ok && strings.Contains(got[1], "payload") {
+			t.Errorf("aws_iam_role_policy.%s grants the payload bucket: only hosts and the reconciler reach it (workers use presigned URLs)", name)
+		}
+		delete(attached, name)
+	}
+	if len(attached) != 0 {
+		t.Errorf("missing payload grants %v", slices.Sorted(maps.Keys(attached)))
+	}
+}
+
+// checkReconcilerPayloadURL checks only the reconciler function gets the
+// bucket's URL (it signs the URLs of the attempts it relaunches).
+func checkReconcilerPayloadURL(t *testing.T, m *module) {
+	t.Helper()
+	for _, name := range m.ofType("resource", "aws_lambda_function") {
+		env := map[string]string{}
+		m.envMap(t, child(t, m.block(t, "resource", "aws_lambda_function", name), "environment").Attributes["variables"].Expr, env)
+		want := ""
+		if name == "reconciler" {
+			want = "local.payload_bucket_url"
+		}
+		if got := env[lambdafn.EnvPayloadBucket]; got != want {
+			t.Errorf("aws_lambda_function.%s: %s = %q, want %q (only the reconciler signs payload URLs)", name, lambdafn.EnvPayloadBucket, got, want)
+		}
 	}
 }
 

@@ -9,7 +9,10 @@
 // Variables and results over their inline limits go by reference: the
 // worker reads and writes them through the presigned URLs the host seals
 // into each invocation, opened with the KMS keyring (package
-// payload/sealed, net/http alone: no S3 client in the bootstrap).
+// payload/sealed, net/http alone: no S3 client in the bootstrap). With
+// SORTIE_PAYLOAD_BUCKET the reconciler grants the attempts it relaunches
+// the same URLs, signed with its credentials by package
+// payload/s3presign (the SDK's SigV4 signer alone).
 //
 // With OTEL_EXPORTER_OTLP_ENDPOINT (or OTEL_EXPORTER_OTLP_TRACES_ENDPOINT)
 // set, it exports its spans over OTLP/HTTP (package host/telemetry) and

@@ -9,6 +9,7 @@ import (
 	"github.com/sortie-run/sortie/crypto/keyring"
 	"github.com/sortie-run/sortie/destination"
 	"github.com/sortie-run/sortie/functions"
+	"github.com/sortie-run/sortie/payload/sealed"
 )
 
 // The environment variables the function reads (the terraform module sets
@@ -56,6 +57,19 @@ const (
 	// deployment package (host configuration, never from an event).
 	// Required in trigger mode.
 	EnvTriggerRules = "SORTIE_TRIGGER_RULES"
+	// EnvPayloadBucket is the payload store's bucket URL, as hosts take
+	// it (s3://BUCKET?region=REGION, terraform/aws's payload_bucket_url):
+	// in reconciler mode, the attempts the function relaunches are
+	// granted presigned URLs of their objects (package payload/s3presign
+	// signs them with the function's credentials), sealed with the
+	// keyring. Optional; without it they get none, and an attempt of a
+	// run that keeps payloads by reference fails with error type
+	// "payload". It needs [EnvKMSKeys].
+	EnvPayloadBucket = "SORTIE_PAYLOAD_BUCKET"
+	// EnvMaxPayloadBytes is the payload store's per-payload maximum in
+	// bytes, 1 to 1 GiB: the hosts' --max-payload-bytes. Optional;
+	// defaults to sortie.DefaultMaxPayloadBytes.
+	EnvMaxPayloadBytes = "SORTIE_MAX_PAYLOAD_BYTES"
 )
 
 // Env is the function's configuration, read from the environment by [LoadEnv].
@@ -84,6 +98,10 @@ type Env struct {
 	// SecretsManagerEndpoint overrides the Secrets Manager endpoint.
 	ConfigRefs             *functions.ConfigRefs
 	SecretsManagerEndpoint string
+	// PayloadBucket is [EnvPayloadBucket]; MaxPayloadBytes is
+	// [EnvMaxPayloadBytes], 0 for the default.
+	PayloadBucket   string
+	MaxPayloadBytes int64
 }
 
 // LoadEnv reads the Env* variables through getenv (os.Getenv) and
@@ -131,7 +149,27 @@ func LoadEnv(getenv func(string) string) (*Env, error) {
 			return nil, sortie.Invalidf(EnvConfigRefs, "%v", err)
 		}
 	}
+	if err := e.loadPayloads(getenv); err != nil {
+		return nil, err
+	}
 	return e, nil
+}
+
+// loadPayloads reads [EnvPayloadBucket] and [EnvMaxPayloadBytes]: a
+// bucket needs the keyring, which seals the URLs granted for it.
+func (e *Env) loadPayloads(getenv func(string) string) error {
+	e.PayloadBucket = getenv(EnvPayloadBucket)
+	if e.PayloadBucket != "" && len(e.Keys) == 0 {
+		return sortie.Invalidf(EnvPayloadBucket, "needs %s: the keyring the workers hold seals the URLs granted for the bucket", EnvKMSKeys)
+	}
+	if v := getenv(EnvMaxPayloadBytes); v != "" {
+		n, err := strconv.ParseInt(v, 10, 64)
+		if err != nil || n < 1 || n > sealed.MaxPayloadBytes {
+			return sortie.Invalidf(EnvMaxPayloadBytes, "%.40q must be 1..%d bytes", v, sealed.MaxPayloadBytes)
+		}
+		e.MaxPayloadBytes = n
+	}
+	return nil
 }
 
 // ParseMaxEventAge parses a maximum event age in seconds, as

@@ -13,10 +13,12 @@ import (
 
 func TestLoadEnv(t *testing.T) {
 	env := map[string]string{
-		fnlambda.EnvTable:     "runs",
-		fnlambda.EnvKMSKeys:   "k1=arn:aws:kms:eu-west-1:1:key/a, k2=arn:aws:kms:eu-west-1:1:key/b",
-		fnlambda.EnvConfigEnv: "API_TOKEN, OTHER",
-		destination.EnvAllow:  "*",
+		fnlambda.EnvTable:           "runs",
+		fnlambda.EnvKMSKeys:         "k1=arn:aws:kms:eu-west-1:1:key/a, k2=arn:aws:kms:eu-west-1:1:key/b",
+		fnlambda.EnvConfigEnv:       "API_TOKEN, OTHER",
+		destination.EnvAllow:        "*",
+		fnlambda.EnvPayloadBucket:   "s3://payloads?region=eu-west-1",
+		fnlambda.EnvMaxPayloadBytes: "1048576",
 	}
 	got, err := fnlambda.LoadEnv(func(k string) string { return env[k] })
 	if err != nil {
@@ -24,7 +26,8 @@ func TestLoadEnv(t *testing.T) {
 	}
 	want := &fnlambda.Env{Mode: fnlambda.ModeWorker, Table: "runs",
 		Keys:      [][2]string{{"k1", "arn:aws:kms:eu-west-1:1:key/a"}, {"k2", "arn:aws:kms:eu-west-1:1:key/b"}},
-		ConfigEnv: []string{"API_TOKEN", "OTHER"}, Destinations: destination.PublicHTTPS()}
+		ConfigEnv: []string{"API_TOKEN", "OTHER"}, Destinations: destination.PublicHTTPS(),
+		PayloadBucket: "s3://payloads?region=eu-west-1", MaxPayloadBytes: 1 << 20}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("LoadEnv (-want +got):\n%s", diff)
 	}
@@ -34,6 +37,9 @@ func TestLoadEnv(t *testing.T) {
 		fnlambda.EnvKMSKeys:       {fnlambda.EnvTable: "runs", fnlambda.EnvKMSKeys: "no-equals"},
 		fnlambda.EnvLogLevel:      {fnlambda.EnvTable: "runs", fnlambda.EnvLogLevel: "loud"},
 		destination.EnvAllowAddrs: {fnlambda.EnvTable: "runs", destination.EnvAllowAddrs: "10.0.0.1"},
+		// A bucket without the keyring that seals its URLs; a limit out of range.
+		fnlambda.EnvPayloadBucket:   {fnlambda.EnvTable: "runs", fnlambda.EnvPayloadBucket: "s3://payloads?region=eu-west-1"},
+		fnlambda.EnvMaxPayloadBytes: {fnlambda.EnvTable: "runs", fnlambda.EnvMaxPayloadBytes: "1073741825"},
 	}
 	for field, env := range bad {
 		_, err := fnlambda.LoadEnv(func(k string) string { return env[k] })

@@ -206,9 +206,9 @@ func (h *Host) Launcher() (*lambdalauncher.Launcher, error) {
 }
 
 // Engine returns an engine over the control plane that launches attempts
-// on Config.Function and resolves agent names with agents. With KMS keys,
-// opts.Sealer becomes the keyring's [Host.Sealer]; otherwise opts is used
-// as given. It returns a [*sortie.ValidationError] naming Function when
+// on Config.Function and resolves agent names with agents. With KMS keys
+// and no opts.Sealer, opts.Sealer becomes the keyring's [Host.Sealer];
+// otherwise opts is used as given. It returns a [*sortie.ValidationError] naming Function when
 // Config.Function is empty. The caller closes the engine before the host.
 func (h *Host) Engine(agents sortie.AgentCatalog, opts sortie.EngineOptions) (*sortie.Engine, error) {
 	l, err := h.Launcher()

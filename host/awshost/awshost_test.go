@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"os"
+	"strings"
 	"testing"
 	"time"
 
@@ -118,6 +119,19 @@ func TestEngineNeedsFunction(t *testing.T) {
 	env := &fnlambda.Env{Mode: fnlambda.ModeTrigger, Table: "runs", TriggerRules: "../../examples/triggers/rules.json"}
 	if _, err := awshost.Function(t.Context(), env, builtin.Registry(), builtin.Agents(), nil); !errors.As(err, &ve) || ve.Field != fnlambda.EnvWorkerFunction {
 		t.Errorf("Function(trigger mode without a worker function) = %v, want a *sortie.ValidationError naming %s", err, fnlambda.EnvWorkerFunction)
+	}
+}
+
+// The reconciler function refuses, at start, a payload bucket URL its
+// URL signer cannot follow, naming the variable and the parameter.
+func TestReconcilerRefusesABucketItCannotSign(t *testing.T) {
+	env := &fnlambda.Env{Mode: fnlambda.ModeReconciler, Table: "runs", WorkerFunction: "worker",
+		Keys:          [][2]string{{"k1", "arn:aws:kms:eu-west-1:111122223333:key/1234abcd-12ab-34cd-56ef-1234567890ab"}},
+		PayloadBucket: "s3://payloads?region=eu-west-1&profile=dev"}
+	_, err := awshost.Function(t.Context(), env, builtin.Registry(), builtin.Agents(), nil)
+	var ve *sortie.ValidationError
+	if !errors.As(err, &ve) || ve.Field != fnlambda.EnvPayloadBucket || !strings.Contains(err.Error(), "profile") {
+		t.Errorf("Function(reconciler, bucket URL with profile=) = %v, want a *sortie.ValidationError naming %s and the parameter", err, fnlambda.EnvPayloadBucket)
 	}
 }
 

@@ -76,7 +76,9 @@ func FromEnv(env *fnlambda.Env) Config {
 // the inline limits through the presigned URLs the host seals into each
 // invocation (functions.Worker.PayloadURLs: net/http and the keyring, no
 // S3 client); in reconciler mode the same handler with an
-// engine factory launching on env's worker function; in trigger mode the
+// engine factory launching on env's worker function, which grants each
+// attempt it launches the payload URLs of env's PayloadBucket (see
+// payloadGranter); in trigger mode the
 // rules of env's TriggerRules routing events to runs of agents. The host
 // stays open for the life of the process. A configuration error is a
 // [*sortie.ValidationError] naming the environment variable.
@@ -103,8 +105,14 @@ func Function(ctx context.Context, env *fnlambda.Env, reg *functions.Registry, a
 		if err != nil {
 			return nil, envError(err)
 		}
+		sealer, err := h.payloadGranter(env)
+		if err != nil {
+			return nil, envError(err)
+		}
 		// The reconciler needs no agents: runs carry their manifest.
-		fh.NewEngine = func() *sortie.Engine { return h.newEngine(l, sortie.Agents{}, sortie.EngineOptions{Logger: log}) }
+		fh.NewEngine = func() *sortie.Engine {
+			return h.newEngine(l, sortie.Agents{}, sortie.EngineOptions{Logger: log, Sealer: sealer})
+		}
 	}
 	return func(ctx context.Context, event json.RawMessage) (any, error) {
 		resp, err := fh.Invoke(ctx, event)
@@ -138,9 +146,9 @@ func (h *Host) triggerHandler(env *fnlambda.Env, agents sortie.AgentCatalog, log
 }
 
 // newEngine is an engine over the control plane launching with l, sealing
-// with the keyring when there is one.
+// with opts.Sealer, else with the keyring when there is one.
 func (h *Host) newEngine(l *lambdalauncher.Launcher, agents sortie.AgentCatalog, opts sortie.EngineOptions) *sortie.Engine {
-	if s := h.Sealer(); s != nil {
+	if s := h.Sealer(); s != nil && opts.Sealer == nil {
 		opts.Sealer = s
 	}
 	return sortie.NewEngine(h.ControlPlane, l, agents, &opts)
@@ -148,7 +156,8 @@ func (h *Host) newEngine(l *lambdalauncher.Launcher, agents sortie.AgentCatalog,
 
 // envNames are the variables of the Config fields whose errors Function
 // returns.
-var envNames = map[string]string{"Table": fnlambda.EnvTable, "Function": fnlambda.EnvWorkerFunction}
+var envNames = map[string]string{"Table": fnlambda.EnvTable, "Function": fnlambda.EnvWorkerFunction,
+	"payload_bucket": fnlambda.EnvPayloadBucket}
 
 // envError renames a [*sortie.ValidationError] naming a Config field after
 // its environment variable.

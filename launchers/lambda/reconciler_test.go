@@ -59,6 +59,22 @@ func invokeSync(t *testing.T, r *lambdarig.RIE, event any) fnlambda.Response {
 	return resp
 }
 
+// failureRecord is the on-failure destination record Lambda sends for
+// the failed invocation of inv with request ID requestID, answered body.
+func failureRecord(requestID string, inv *sortie.Invocation, body []byte) map[string]any {
+	return map[string]any{
+		"version": "1.0", "timestamp": time.Now().UTC().Format(time.RFC3339Nano),
+		"requestContext": map[string]any{"requestId": requestID, "functionArn": "arn:aws:lambda:us-east-1:012345678912:function:function:$LATEST",
+			"condition": "RetriesExhausted", "approximateInvokeCount": 1},
+		"requestPayload":  inv,
+		"responseContext": map[string]any{"statusCode": 200, "executedVersion": "$LATEST", "functionError": "Unhandled"},
+		"responsePayload": json.RawMessage(body),
+	}
+}
+
+// scheduledEvent is the EventBridge event of the reconciler's schedule.
+var scheduledEvent = map[string]any{"version": "0", "id": "ev-1", "detail-type": "Scheduled Event", "source": "aws.events", "detail": map[string]any{}}
+
 // A worker that crashes leaves its attempt live; Lambda's on-failure
 // record, built here from the real failed invocation under the emulator,
 // makes the reconciler end it with a retryable error (once); a scheduled
@@ -79,14 +95,7 @@ func TestCrashRecordedByReconciler(t *testing.T) {
 	if status < 300 || !strings.Contains(string(body), "Runtime.ExitError") {
 		t.Fatalf("deliver(crashing attempt) = %d %s, want a Runtime.ExitError failure", status, body)
 	}
-	record := map[string]any{
-		"version": "1.0", "timestamp": time.Now().UTC().Format(time.RFC3339Nano),
-		"requestContext": map[string]any{"requestId": requestID, "functionArn": "arn:aws:lambda:us-east-1:012345678912:function:function:$LATEST",
-			"condition": "RetriesExhausted", "approximateInvokeCount": 1},
-		"requestPayload":  inv,
-		"responseContext": map[string]any{"statusCode": 200, "executedVersion": "$LATEST", "functionError": "Unhandled"},
-		"responsePayload": json.RawMessage(body),
-	}
+	record := failureRecord(requestID, inv, body)
 	if resp := invokeSync(t, reconciler, record); resp.Status != fnlambda.StatusRecorded || resp.RunID != run.ID {
 		t.Fatalf("reconciler(on-failure record) = %+v, want status %q for run %s", resp, fnlambda.StatusRecorded, run.ID)
 	}
@@ -98,10 +107,9 @@ func TestCrashRecordedByReconciler(t *testing.T) {
 	if resp := invokeSync(t, reconciler, record); resp.Status != fnlambda.StatusIgnored {
 		t.Errorf("reconciler(the same record again) = %+v, want status %q", resp, fnlambda.StatusIgnored)
 	}
-	scheduled := map[string]any{"version": "0", "id": "ev-1", "detail-type": "Scheduled Event", "source": "aws.events", "detail": map[string]any{}}
 	got = waitRun(t, cp, run.ID, "the reconciler to relaunch and attempt 2 to complete", func(r *sortie.Run) bool {
 		if !settled(r) {
-			invokeSync(t, reconciler, scheduled)
+			invokeSync(t, reconciler, scheduledEvent)
 		}
 		return settled(r)
 	})

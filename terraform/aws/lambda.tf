@@ -88,11 +88,13 @@ resource "aws_lambda_function" "reconciler" {
   reserved_concurrent_executions = var.reconciler_reserved_concurrency
 
   environment {
+    # With the payload store, the attempts it relaunches get presigned
+    # URLs of the bucket, as a host's do (it signs them: see payloads.tf).
     variables = merge(local.common_env, {
       SORTIE_LAMBDA_MODE            = "reconciler"
       SORTIE_WORKER_FUNCTION        = aws_lambda_function.worker.arn
       SORTIE_WORKER_MAX_EVENT_AGE_S = tostring(var.worker_max_event_age_s)
-    })
+    }, { for k, v in { SORTIE_PAYLOAD_BUCKET = local.payload_bucket_url } : k => v if v != null })
   }
 
   logging_config {

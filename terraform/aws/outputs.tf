@@ -100,5 +100,5 @@ output "page_token_key_sealed" {
 
 output "payload_bucket_url" {
   description = "URL of the payload store's bucket for hosts (SORTIE_PAYLOAD_BUCKET; sortie serve --payload-bucket: s3://BUCKET?region=REGION), or null without payload_store."
-  value       = var.payload_store ? "s3://${aws_s3_bucket.payloads[0].bucket}?region=${data.aws_region.current.name}" : null
+  value       = local.payload_bucket_url
 }

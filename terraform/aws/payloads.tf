@@ -7,10 +7,16 @@
 # orphan sweep. Hosts (sortie serve --payload-bucket, output
 # payload_bucket_url) get object access under runs/ only. The worker
 # function gets none: it reads variables and writes results through the
-# presigned URLs its host signs per attempt (payload.Granter), sealed into
-# the invocation, which act with the host's grants.
+# presigned URLs its host signs per attempt (payload/sealed's Granter),
+# sealed into the invocation, which act with the signer's grants. The
+# reconciler function signs them too, for the attempts it relaunches
+# (SORTIE_PAYLOAD_BUCKET; package payload/s3presign): it gets GetObject
+# and PutObject under runs/ and the bucket key (payload_objects), nothing
+# else.
 locals {
   payload_prefix = "runs/"
+  # The store's URL, as hosts and the reconciler function take it.
+  payload_bucket_url = var.payload_store ? "s3://${aws_s3_bucket.payloads[0].bucket}?region=${data.aws_region.current.name}" : null
 }
 
 resource "aws_s3_bucket" "payloads" {
@@ -97,31 +103,19 @@ resource "aws_s3_bucket_policy" "payloads" {
   depends_on = [aws_s3_bucket_public_access_block.payloads]
 }
 
-# What gocloud.dev/blob's s3blob calls for the store, and what the
-# presigned URLs it signs do as the host: GetObject (reads and
-# attributes, GET URLs), PutObject (writes, multipart parts included, PUT
-# URLs),
-# AbortMultipartUpload (a failed multipart write), DeleteObject (a run's
-# objects) and ListBucket (DeleteRun and the sweep), all under runs/.
-data "aws_iam_policy_document" "payloads" {
+# Reading and writing the objects under runs/, and what a presigned URL
+# does as its signer: GetObject (reads and attributes, GET URLs) and
+# PutObject (writes, multipart parts included, PUT URLs); with SSE-KMS,
+# S3 asks KMS for the bucket key as the caller, with the bucket's ARN as
+# encryption context. For hosts and for the reconciler function, which
+# signs the URLs of the attempts it relaunches (payload/s3presign).
+data "aws_iam_policy_document" "payload_objects" {
   count = var.payload_store ? 1 : 0
   statement {
-    sid       = "PayloadObjects"
-    actions   = ["s3:AbortMultipartUpload", "s3:DeleteObject", "s3:GetObject", "s3:PutObject"]
+    sid       = "ReadWritePayloads"
+    actions   = ["s3:GetObject", "s3:PutObject"]
     resources = ["${aws_s3_bucket.payloads[0].arn}/${local.payload_prefix}*"]
   }
-  # Not conditioned on s3:prefix: S3 answers a read of a missing object
-  # with 404 only to a caller that may list the bucket (403 otherwise,
-  # which the store would report as unavailable rather than
-  # sortie.ErrNotFound), and a GetObject request carries no s3:prefix.
-  # The bucket holds nothing but runs/.
-  statement {
-    sid       = "ListPayloads"
-    actions   = ["s3:ListBucket"]
-    resources = [aws_s3_bucket.payloads[0].arn]
-  }
-  # SSE-KMS: S3 asks KMS for the bucket key as the caller, with the
-  # bucket's ARN as encryption context.
   statement {
     sid       = "PayloadBucketKey"
     actions   = ["kms:Decrypt", "kms:GenerateDataKey"]
@@ -134,9 +128,45 @@ data "aws_iam_policy_document" "payloads" {
   }
 }
 
+# What else gocloud.dev/blob's s3blob calls for the store, for hosts
+# only: AbortMultipartUpload (a failed multipart write), DeleteObject (a
+# run's objects) under runs/, and ListBucket (DeleteRun and the sweep).
+data "aws_iam_policy_document" "payloads" {
+  count = var.payload_store ? 1 : 0
+  statement {
+    sid       = "ManagePayloads"
+    actions   = ["s3:AbortMultipartUpload", "s3:DeleteObject"]
+    resources = ["${aws_s3_bucket.payloads[0].arn}/${local.payload_prefix}*"]
+  }
+  # Not conditioned on s3:prefix: S3 answers a read of a missing object
+  # with 404 only to a caller that may list the bucket (403 otherwise,
+  # which the store would report as unavailable rather than
+  # sortie.ErrNotFound), and a GetObject request carries no s3:prefix.
+  # The bucket holds nothing but runs/.
+  statement {
+    sid       = "ListPayloads"
+    actions   = ["s3:ListBucket"]
+    resources = [aws_s3_bucket.payloads[0].arn]
+  }
+}
+
 resource "aws_iam_role_policy" "host_payloads" {
   for_each = var.payload_store ? var.host_roles : toset([])
   name     = "sortie-host-payloads"
   role     = aws_iam_role.host[each.key].id
   policy   = data.aws_iam_policy_document.payloads[0].json
+}
+
+resource "aws_iam_role_policy" "host_payload_objects" {
+  for_each = var.payload_store ? var.host_roles : toset([])
+  name     = "sortie-host-payload-objects"
+  role     = aws_iam_role.host[each.key].id
+  policy   = data.aws_iam_policy_document.payload_objects[0].json
+}
+
+resource "aws_iam_role_policy" "reconciler_payload_objects" {
+  count  = var.payload_store ? 1 : 0
+  name   = "sortie-reconciler-payload-objects"
+  role   = aws_iam_role.reconciler.id
+  policy = data.aws_iam_policy_document.payload_objects[0].json
 }

@@ -233,7 +233,7 @@ variable "gcp_token_audience" {
 
 variable "payload_store" {
   type        = bool
-  description = "Create the payload store's S3 bucket (output payload_bucket_url, SORTIE_PAYLOAD_BUCKET or sortie serve --payload-bucket), which keeps variables and results over their inline limits, with object access under runs/ for the worker function and the host roles. False creates none."
+  description = "Create the payload store's S3 bucket (output payload_bucket_url, SORTIE_PAYLOAD_BUCKET or sortie serve --payload-bucket), which keeps variables and results over their inline limits, with object access under runs/ for the host roles and GetObject/PutObject for the reconciler function, which sign the workers' presigned URLs. False creates none."
   default     = true
 }
 
