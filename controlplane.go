@@ -123,6 +123,20 @@ type ControlPlane interface {
 	// set and at or before nowMs, oldest lease first.
 	Expired(ctx context.Context, nowMs int64, limit int) ([]*Run, error)
 
+	// Delete removes a terminal run and everything stored under it: its
+	// events, steps, push configurations and the idempotency record that
+	// reserved it (a later submission with the key creates a new run). A
+	// run that is not terminal MUST give an error wrapping ErrConflict
+	// that names its state, and stays as it was (cancel it first); an
+	// unknown run MUST give ErrNotFound. Payload objects are not the
+	// control plane's: [Engine.Delete] removes them.
+	Delete(ctx context.Context, id RunID) error
+
+	// Ended returns the IDs of up to limit terminal runs last updated
+	// (UpdatedMs) before beforeMs, Unix ms, oldest first: the runs a
+	// retention deletes. limit ≤ 0 means 100; it is at most 1000.
+	Ended(ctx context.Context, beforeMs int64, limit int) ([]RunID, error)
+
 	// Queued returns up to limit runs waiting for a slot of concurrency
 	// key ([Run.Queued]), oldest first (run ID order, which is submission
 	// order).

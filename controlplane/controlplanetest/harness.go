@@ -90,7 +90,7 @@ func RunConformanceTests(t *testing.T, newHarness func(t *testing.T) Harness) {
 	h := newHarness(t)
 	shared, notifies := h.SharedAcrossProcesses(), h.Notifies()
 	h.Close()
-	props := slices.Concat(properties, stepProperties, pushProperties, concurrencyProperties)
+	props := slices.Concat(properties, stepProperties, pushProperties, concurrencyProperties, retentionProperties)
 	if notifies {
 		props = append(props, property{"NotifierWakesSubscribers", testNotifier})
 	}

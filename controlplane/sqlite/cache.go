@@ -60,6 +60,13 @@ func (c *runCache) put(r *sortie.Run) {
 	c.runs[r.ID] = copyRun(r)
 }
 
+// forget drops run id (deleted).
+func (c *runCache) forget(id sortie.RunID) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	delete(c.runs, id)
+}
+
 // load reads run id through q: the cached copy when its version is the
 // stored one, else the decoded body. committed says q reads committed
 // data (a read connection, not the writer's transaction, which may hold

@@ -49,6 +49,7 @@ func TestQueriesUseIndexes(t *testing.T) {
 	}
 	for _, tc := range []plan{
 		{"Expired", "INDEX runs_lease", expiredQuery, []any{1, 10}},
+		{"Ended", "INDEX runs_ended", endedQuery, []any{1, 10}},
 		{"Events", "PRIMARY KEY (run_id=? AND (attempt,first_seq)>(?,?))", eventsQuery, []any{"r", 1, 5, 1, 105, 10}},
 		{"PendingPushConfigs", "INDEX push_pending", pendingQuery, []any{1, -1, "", "", 10}},
 		{"PendingPushConfigs(page 2)", "INDEX push_pending", pendingQuery, []any{100, 5, string(tok.ID), "hook", 10}},

@@ -103,6 +103,10 @@ var migrations = []migration{
 		nano_usd  INTEGER NOT NULL, -- the cost of the runs that ended in it
 		PRIMARY KEY (agent, period_ms, start_ms)
 	) WITHOUT ROWID;`},
+	// Version 10: retention: terminal runs by update time (Ended) and
+	// idempotency records by run (Delete).
+	{sql: `CREATE INDEX IF NOT EXISTS runs_ended ON runs (updated_ms, id) WHERE ` + terminalStates + `;
+	CREATE INDEX IF NOT EXISTS idempotency_run ON idempotency (run_id);`},
 }
 
 // addQueue adds runs.queue_key, its partial index and the slots table;
