@@ -73,3 +73,15 @@ func (rc *runCache) dropLast(id sortie.RunID, attempt int) {
 	defer rc.mu.Unlock()
 	delete(rc.last, attemptKey{id, attempt})
 }
+
+// forget drops run id (deleted) and its attempts' seqs.
+func (rc *runCache) forget(id sortie.RunID) {
+	rc.mu.Lock()
+	defer rc.mu.Unlock()
+	delete(rc.items, id)
+	for k := range rc.last {
+		if k.run == id {
+			delete(rc.last, k)
+		}
+	}
+}

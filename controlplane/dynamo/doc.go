@@ -45,11 +45,12 @@
 //
 // # Indexes
 //
-// Five keys-only global secondary indexes. [IndexList] holds every run
+// Six keys-only global secondary indexes. [IndexList] holds every run
 // under its agent, [IndexContext] the runs of a context, [IndexState] the
 // runs in a [RareState] (failed, cancelled, rejected, input-required,
 // auth-required), all newest first (sort key ck). [IndexLease] holds every
-// run's lease key, [IndexPush] the push configurations not done. The list,
+// run's lease key, [IndexPush] the push configurations not done,
+// [IndexEnded] the terminal runs by update time (retention). The list,
 // state and lease partitions are write-sharded: a run's shard is a hash of
 // its ID, one of [IndexShards] (4), so each agent, state and the lease
 // index take about 4,000 writes a second instead of one partition's 1,000.

@@ -15,6 +15,9 @@ type indexKeys struct {
 	setState    bool
 	removeState bool
 	statePK     string
+	setEnded    bool
+	endedPK     string
+	ended       int64
 	units       float64
 }
 
@@ -31,6 +34,10 @@ func indexChanges(old item, prevDue int64, r *sortie.Run) indexKeys {
 		k.statePK, k.setState, k.removeState = newSP, newSP != "", newSP == ""
 		k.units += keyUnits(oldSP != "", newSP != "", true)
 	}
+	if r.State.Terminal() && (valS(old, AttrEndedPK) == "" || valN(old, AttrEnded) != r.UpdatedMs) {
+		k.setEnded, k.endedPK, k.ended = true, EndedPartition(shardOf(r.ID)), r.UpdatedMs
+		k.units += keyUnits(valS(old, AttrEndedPK) != "", true, true)
+	}
 	return k
 }
 
@@ -46,11 +53,14 @@ func (k indexKeys) apply(it, set item) item {
 	if k.removeState {
 		delete(it, AttrStatePK)
 	}
+	if k.setEnded {
+		it[AttrEndedPK], it[AttrEnded] = attrS(k.endedPK), attrN(k.ended)
+	}
 	return it
 }
 
 // expression returns the update expression's part for the key changes
-// (", #ls = :ls ..." and " REMOVE #sp"), adding its names and values.
+// (", #ls = :ls ..." and " REMOVE #sp", last), adding its names and values.
 func (k indexKeys) expression(names map[string]string, values item) string {
 	expr := ""
 	if k.setLease {
@@ -61,6 +71,11 @@ func (k indexKeys) expression(names map[string]string, values item) string {
 	if k.setState {
 		names["#sp"], values[":sp"] = AttrStatePK, attrS(k.statePK)
 		expr += ", #sp = :sp"
+	}
+	if k.setEnded {
+		names["#ep"], names["#ek"] = AttrEndedPK, AttrEnded
+		values[":ep"], values[":ek"] = attrS(k.endedPK), attrN(k.ended)
+		expr += ", #ep = :ep, #ek = :ek"
 	}
 	if k.removeState {
 		names["#sp"] = AttrStatePK

@@ -29,6 +29,8 @@ const (
 	AttrStatePK = "sp"  // S: state index partition S#<state>#<shard> while the run is in a [RareState], else absent
 	AttrLeasePK = "ls"  // S: lease index partition L#<shard> ([LeasePartition]), set at reservation and kept
 	AttrLease   = "lk"  // N: lease index key, Unix ms: never later than the lease of a run with one (see [Expired])
+	AttrEndedPK = "ep"  // S: ended index partition E#<shard> ([EndedPartition]) while the run is terminal, else absent
+	AttrEnded   = "ek"  // N: ended index key: the terminal run's UpdatedMs, Unix ms
 	AttrRunID   = "rid" // S: idempotency record: the run it reserved
 	AttrHash    = "h"   // B: idempotency record: the request hash
 	AttrExpires = "exp" // N: idempotency record: expiry, Unix ms
@@ -73,6 +75,12 @@ const (
 	// IndexPush is the sparse index of push configurations not done:
 	// (pp, pd), keys only. A configuration leaves it when Done is set.
 	IndexPush = "push"
+	// IndexEnded holds the terminal runs by update time: (ep, ek), keys
+	// only, in [IndexShards] partitions; [ControlPlane.Ended] reads it
+	// oldest first. A run enters it with the write that ends it (an index
+	// write of about 1 unit) and leaves it when deleted. Runs that ended
+	// on a table made before it are not in it until their next write.
+	IndexEnded = "ended"
 )
 
 // IndexShards is how many partitions the list, state and lease indexes
@@ -115,6 +123,9 @@ func RareState(s sortie.State) bool {
 	return false
 }
 
+// EndedPartition returns the ended index partition of shard: "E#" + shard.
+func EndedPartition(shard int) string { return fmt.Sprintf("E#%d", shard) }
+
 // PushPartition is the value of [AttrPushPK] on push configs in the push index.
 const PushPartition = "P"
 
@@ -126,7 +137,7 @@ const ItemLimitBytes = 400 << 10
 // TableDefinition returns the CreateTable input of a table named table,
 // exactly as this package expects it: on-demand billing, key (pk, sk), the
 // keys-only global secondary indexes [IndexList], [IndexContext],
-// [IndexState], [IndexLease] and [IndexPush], and a stream of keys
+// [IndexState], [IndexLease], [IndexPush] and [IndexEnded], and a stream of keys
 // ([Watch] reads it to wake followers). TTL on [AttrTTL] is enabled
 // separately (see [CreateTable]).
 func TableDefinition(table string) *dynamodb.CreateTableInput {
@@ -151,7 +162,7 @@ func TableDefinition(table string) *dynamodb.CreateTableInput {
 		BillingMode: types.BillingModePayPerRequest,
 		AttributeDefinitions: []types.AttributeDefinition{
 			s(AttrPK), s(AttrSK), s(AttrListPK), s(AttrCreated), s(AttrContext), s(AttrStatePK),
-			s(AttrLeasePK), n(AttrLease), s(AttrPushPK), n(AttrPushDue),
+			s(AttrLeasePK), n(AttrLease), s(AttrPushPK), n(AttrPushDue), s(AttrEndedPK), n(AttrEnded),
 		},
 		KeySchema: key(AttrPK, AttrSK),
 		GlobalSecondaryIndexes: []types.GlobalSecondaryIndex{
@@ -160,6 +171,7 @@ func TableDefinition(table string) *dynamodb.CreateTableInput {
 			gsi(IndexState, AttrStatePK, AttrCreated),
 			gsi(IndexLease, AttrLeasePK, AttrLease),
 			gsi(IndexPush, AttrPushPK, AttrPushDue),
+			gsi(IndexEnded, AttrEndedPK, AttrEnded),
 		},
 		StreamSpecification: &types.StreamSpecification{StreamEnabled: aws.Bool(true), StreamViewType: types.StreamViewTypeKeysOnly},
 	}

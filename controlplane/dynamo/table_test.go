@@ -42,7 +42,7 @@ func TestCreateTableMatchesDefinition(t *testing.T) {
 		idx = append(idx, *g.IndexName+":"+string(g.Projection.ProjectionType)+":"+*g.KeySchema[0].AttributeName+"/"+*g.KeySchema[1].AttributeName)
 	}
 	slices.Sort(idx)
-	wantIdx := []string{"context:KEYS_ONLY:cx/ck", "lease:KEYS_ONLY:ls/lk", "list:KEYS_ONLY:lp/ck", "push:KEYS_ONLY:pp/pd", "state:KEYS_ONLY:sp/ck"}
+	wantIdx := []string{"context:KEYS_ONLY:cx/ck", "ended:KEYS_ONLY:ep/ek", "lease:KEYS_ONLY:ls/lk", "list:KEYS_ONLY:lp/ck", "push:KEYS_ONLY:pp/pd", "state:KEYS_ONLY:sp/ck"}
 	if diff := cmp.Diff(wantIdx, idx); diff != "" {
 		t.Errorf("global secondary indexes (-want +got):\n%s", diff)
 	}

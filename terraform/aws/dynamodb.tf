@@ -1,7 +1,7 @@
 # The control plane's single table, exactly as controlplane/dynamo's
 # TableDefinition creates it (the contract test in terraform/ compares them):
-# on-demand billing, key (pk, sk), five keys-only global secondary indexes
-# (list, context, state, lease and push), TTL on ttl (idempotency records,
+# on-demand billing, key (pk, sk), six keys-only global secondary indexes
+# (list, context, state, lease, push and ended), TTL on ttl (idempotency records,
 # Unix seconds) and a stream of keys, which hosts read to wake followers of
 # runs written elsewhere. Adding an index or the stream to an existing
 # table is an in-place update (indexes are backfilled; nothing is
@@ -54,6 +54,14 @@ resource "aws_dynamodb_table" "runs" {
     name = "pd"
     type = "N"
   }
+  attribute {
+    name = "ep"
+    type = "S"
+  }
+  attribute {
+    name = "ek"
+    type = "N"
+  }
 
   global_secondary_index {
     name            = "list"
@@ -83,6 +91,12 @@ resource "aws_dynamodb_table" "runs" {
     name            = "push"
     hash_key        = "pp"
     range_key       = "pd"
+    projection_type = "KEYS_ONLY"
+  }
+  global_secondary_index {
+    name            = "ended"
+    hash_key        = "ep"
+    range_key       = "ek"
     projection_type = "KEYS_ONLY"
   }
 
