@@ -7,8 +7,8 @@ import (
 	"time"
 )
 
-// Client is the execution client: Submit, Follow, Get, List, Cancel, Resume
-// and Wait on any [ExecutionEngine], local or remote.
+// Client is the execution client: Submit, Follow, Get, List, Cancel, Resume,
+// Delete and Wait on any [ExecutionEngine], local or remote.
 type Client struct {
 	engine ExecutionEngine
 	poll   time.Duration
@@ -65,6 +65,10 @@ func (c *Client) List(ctx context.Context, q ListQuery) (*RunPage, error) {
 func (c *Client) Cancel(ctx context.Context, id RunID, reason string) (*Run, error) {
 	return c.engine.Cancel(ctx, id, reason)
 }
+
+// Delete deletes a terminal run with everything stored under it; see
+// [Engine.Delete].
+func (c *Client) Delete(ctx context.Context, id RunID) error { return c.engine.Delete(ctx, id) }
 
 // Resume continues an input-required or auth-required run with input.
 func (c *Client) Resume(ctx context.Context, id RunID, input json.RawMessage) (*Run, error) {

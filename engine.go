@@ -18,6 +18,7 @@ type ExecutionEngine interface {
 	Events(ctx context.Context, id RunID, after Cursor, limit int) ([]Event, error)
 	Cancel(ctx context.Context, id RunID, reason string) (*Run, error)
 	Resume(ctx context.Context, id RunID, input json.RawMessage) (*Run, error)
+	Delete(ctx context.Context, id RunID) error
 }
 
 // LocalEngine is an optional [ExecutionEngine] capability: an engine in

@@ -80,3 +80,17 @@ func invalidf(field, format string, args ...any) error {
 // Invalidf returns a [*ValidationError] for field; packages outside sortie
 // use it so every input error has the same shape.
 func Invalidf(field, format string, args ...any) error { return invalidf(field, format, args...) }
+
+// LiveRunError refuses to delete a run that is not terminal. It matches
+// ErrConflict.
+type LiveRunError struct {
+	ID    RunID
+	State State
+}
+
+func (e *LiveRunError) Error() string {
+	return fmt.Sprintf("run %s is %s, not terminal: cancel it first", e.ID, e.State)
+}
+
+// Is reports whether target is ErrConflict.
+func (e *LiveRunError) Is(target error) bool { return target == ErrConflict }

@@ -1,16 +1,14 @@
 package controlplane
 
 import (
-	"fmt"
-
 	"github.com/sortie-run/sortie"
 )
 
 // Deletable returns nil when run r may be deleted (it is terminal), and
-// otherwise an error wrapping sortie.ErrConflict that names its state.
+// otherwise a [*sortie.LiveRunError] (it matches sortie.ErrConflict).
 func Deletable(r *sortie.Run) error {
 	if r.State.Terminal() {
 		return nil
 	}
-	return fmt.Errorf("run %s is %s, not terminal: cancel it first: %w", r.ID, r.State, sortie.ErrConflict)
+	return &sortie.LiveRunError{ID: r.ID, State: r.State}
 }

@@ -12,6 +12,7 @@
 //	GET    /v1/runs/{id}/events                   SSE (Accept: text/event-stream; Last-Event-ID;
 //	                                              the final run's ID ATTEMPT.SEQ.end: 204 after it)
 //	                                              or JSON [wire.EventsPage] (?after=ATTEMPT.SEQ&limit=&wait_ms=)
+//	DELETE /v1/runs/{id}                          a terminal run and its objects: 204; 409 when live
 //	POST   /v1/runs/{id}/cancel                   {"reason"}
 //	POST   /v1/runs/{id}/resume                   {"input"}
 //	PUT    /v1/runs/{id}/push-configs/{cid}       {"url", "key_id"}

@@ -43,6 +43,10 @@ func (s *Server) errorBody(r *http.Request, err error) (int, wire.ErrorBody) {
 	if errors.As(err, &abe) {
 		return http.StatusConflict, errorBody(wire.CodeBudgetExhausted, abe.Error(), "agent")
 	}
+	var live *sortie.LiveRunError
+	if errors.As(err, &live) {
+		return http.StatusConflict, errorBody(wire.CodeConflict, live.Error(), "")
+	}
 	if m, ok := wire.ForError(err); ok {
 		return m.Status, errorBody(m.Code, notFoundMessage(r, m.Code, m.Message), "")
 	}

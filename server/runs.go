@@ -186,6 +186,19 @@ func (s *Server) cancel(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, public(run))
 }
 
+// deleteRun deletes a terminal run: 204; 409 for a live one, 404.
+func (s *Server) deleteRun(w http.ResponseWriter, r *http.Request) {
+	id, err := runID(r)
+	if err == nil {
+		err = s.eng.Delete(r.Context(), id)
+	}
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	w.WriteHeader(http.StatusNoContent)
+}
+
 func (s *Server) resume(w http.ResponseWriter, r *http.Request) {
 	id, err := runID(r)
 	var req wire.ResumeRequest

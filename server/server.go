@@ -186,6 +186,7 @@ func (s *Server) routes() http.Handler {
 	api("GET /v1/runs/{id}", s.get, "wait_ms")
 	api("GET /v1/runs/{id}/events", s.events, "after", "limit", "wait_ms")
 	api("POST /v1/runs/{id}/cancel", s.cancel)
+	api("DELETE /v1/runs/{id}", s.deleteRun)
 	api("POST /v1/runs/{id}/resume", s.resume)
 	api("GET /v1/runs/{id}/push-configs", s.listPush)
 	api("PUT /v1/runs/{id}/push-configs/{cid}", s.putPush)

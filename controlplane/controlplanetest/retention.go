@@ -91,8 +91,9 @@ func testDeleteRefusesLive(t *testing.T, f *fixture) {
 		err := f.cp.Delete(f.ctx, run.ID)
 		call := fmt.Sprintf("Delete(%s run)", run.State)
 		wantErr(t, call, err, sortie.ErrConflict)
-		if err != nil && !strings.Contains(err.Error(), string(run.State)) {
-			t.Errorf("%s = %q, want the error to name the state %s", call, err, run.State)
+		var live *sortie.LiveRunError
+		if !errors.As(err, &live) || live.State != run.State || !strings.Contains(err.Error(), string(run.State)) {
+			t.Errorf("%s = %v, want a *sortie.LiveRunError naming the state %s", call, err, run.State)
 		}
 		f.unchanged(call, run.ID, run)
 	}

@@ -2,7 +2,7 @@
 // is a [sortie.ExecutionEngine] (and a [sortie.Streamer]) that talks to a
 // host's API served by package server (`sortie serve`), so
 // sortie.NewClient(httpengine.New(url, nil)) behaves as a client of an
-// embedded engine: Submit, Get, List, Events, Cancel, Resume, and Follow
+// embedded engine: Submit, Get, List, Events, Cancel, Resume, Delete, and Follow
 // over Server-Sent Events that reconnects with Last-Event-ID, losing and
 // repeating nothing.
 //

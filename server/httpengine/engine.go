@@ -306,6 +306,17 @@ func (e *Engine) Cancel(ctx context.Context, id sortie.RunID, reason string) (*s
 	return &run, nil
 }
 
+// Delete deletes the terminal run (DELETE /v1/runs/{id}): ErrNotFound
+// for an unknown run, ErrConflict naming the state for a run that is not
+// terminal.
+func (e *Engine) Delete(ctx context.Context, id sortie.RunID) error {
+	if err := id.Validate(); err != nil {
+		return err
+	}
+	_, err := e.do(ctx, http.MethodDelete, runPath(id, ""), nil, nil, nil, nil)
+	return err
+}
+
 // Resume answers the run's interrupt with input.
 func (e *Engine) Resume(ctx context.Context, id sortie.RunID, input json.RawMessage) (*sortie.Run, error) {
 	if err := id.Validate(); err != nil {
