@@ -159,6 +159,11 @@ type Config struct {
 	// ReconcileInterval is how often [Host.RunReconciler] and [Host.Serve]
 	// retry or fail runs whose lease expired. Optional; defaults to 1 s.
 	ReconcileInterval time.Duration
+	// Retention is how long a terminal run is kept after its last update:
+	// the reconciler ([Host.RunReconciler], [Host.Serve]) deletes older
+	// ones with their payload objects (see [Host.ExpireRuns]). Optional;
+	// 0 keeps runs forever; else at least 1 minute.
+	Retention time.Duration
 	// Prices prices every run the host shows (package pricing): the
 	// default table, or a deployment's table with its overrides.
 	// Optional; defaults to pricing.Default().
@@ -293,6 +298,9 @@ func (c *Config) Validate() error {
 		return sortie.Invalidf("LocalWorkers", "runs attempts on local workers; with AWS.Function they run on Lambda: choose one")
 	}
 	if err := c.validateGCP(); err != nil {
+		return err
+	}
+	if err := c.validateRetention(); err != nil {
 		return err
 	}
 	if c.WorkerLogLevel != "" {

@@ -279,11 +279,15 @@ func (h *Host) CallbackURL() string {
 }
 
 // RunReconciler retries or fails runs whose lease expired, every
-// Config.ReconcileInterval, and sweeps orphaned payload objects every 10
-// minutes, until ctx ends.
+// Config.ReconcileInterval, sweeps orphaned payload objects every 10
+// minutes and, with Config.Retention, deletes expired runs every minute,
+// until ctx ends.
 func (h *Host) RunReconciler(ctx context.Context) {
 	if h.payloads != nil {
 		go h.sweepPayloads(ctx)
+	}
+	if h.cfg.Retention > 0 {
+		go h.expireRuns(ctx)
 	}
 	h.engine.RunReconciler(ctx, h.cfg.ReconcileInterval)
 }

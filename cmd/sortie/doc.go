@@ -1,4 +1,4 @@
-// Command sortie submits, follows, inspects, cancels and resumes runs, and is
+// Command sortie submits, follows, inspects, cancels, resumes and deletes runs, and is
 // also the CLI worker (`sortie worker`) that executes one invocation read on
 // stdin and writes its messages as NDJSON on stdout.
 //

@@ -41,6 +41,8 @@ type globals struct {
 	workers           int
 	recycle           int
 	reconcile         time.Duration
+	// retention is --retention as given (a Go duration; "" keeps runs).
+	retention string
 	configEnv         []string
 	// configRefs is the configuration references allowlist file.
 	configRefs string
@@ -72,6 +74,7 @@ func (g *globals) register(root *cobra.Command) {
 	f.IntVar(&g.workers, "workers", 16, "the most warm worker processes (and local attempts running) at once")
 	f.IntVar(&g.recycle, "worker-recycle", 0, "replace a warm worker process after this many attempts (0: never)")
 	f.DurationVar(&g.reconcile, "reconcile-interval", time.Second, "how often a long-lived command reconciles expired leases")
+	f.StringVar(&g.retention, "retention", os.Getenv(host.EnvRetention), "delete terminal runs (and their payload objects) this long after their last update, e.g. 720h, from serve's and reconcile's reconciler (env SORTIE_RETENTION); default: keep runs forever")
 	f.StringVar(&g.configRefs, "config-refs", os.Getenv(host.EnvConfigRefs), "host allowlist of configuration references, a JSON file mapping each ID runs may name (--config-ref) to where workers read its value (env SORTIE_CONFIG_REFS)")
 	f.StringSliceVar(&g.configEnv, "config-env", envList(host.EnvConfigEnv), "turn inline configuration on: the variables it may set, comma-separated (env SORTIE_CONFIG_ENV); off when empty")
 	f.StringVar(&g.hostURL, "host", os.Getenv("SORTIE_HOST"), "talk to the sortie serve at this URL instead of the embedded engine (env SORTIE_HOST); its API token comes from SORTIE_TOKEN or --token-file")
@@ -170,7 +173,11 @@ func (g *globals) config(extra ...sortie.Manifest) (host.Config, error) {
 	if err != nil {
 		return host.Config{}, err
 	}
-	cfg := host.Config{Models: models, AllowTools: g.authz.tools, AllowConnections: g.authz.connections,
+	retention, err := g.retentionFlag()
+	if err != nil {
+		return host.Config{}, err
+	}
+	cfg := host.Config{Retention: retention, Models: models, AllowTools: g.authz.tools, AllowConnections: g.authz.connections,
 		WebhookSteps: g.authz.webhooks, WebhookStepSecretFile: g.authz.secretFile, StateDir: g.stateDir, AWS: g.aws.config(), GCP: g.gcp.config(), Runtimes: g.runtimes, ConfigRefs: g.configRefs, InProcess: g.inProcess,
 		LocalWorkers:   g.localWorkers,
 		WorkerLogLevel: g.workerLogLevel(), ConfigEnv: g.configEnv, Destinations: policy, ReconcileInterval: g.reconcile,
@@ -320,6 +327,7 @@ var flagNames = []string{
 	"ConfigEnv", "--config-env",
 	"Destinations", "destination policy",
 	"ReconcileInterval", "--reconcile-interval",
+	"Retention", "--retention",
 	"API.Tokens", "API tokens (SORTIE_API_TOKENS or --api-tokens-file)",
 	"API.AnyClient", "--insecure-no-auth",
 	"API.PublicURL", "--public-url",

@@ -144,7 +144,7 @@ under --state-dir and attempts run on warm "sortie worker --session" processes
 	g.register(root)
 	root.AddCommand(
 		newRunCmd(g), newSubmitCmd(g), newFollowCmd(g), newGetCmd(g), newListCmd(g),
-		newCancelCmd(g), newResumeCmd(g), newCostCmd(g), newWorkerCmd(g), newReconcileCmd(g), newServeCmd(g), newPushCmd(g),
+		newCancelCmd(g), newDeleteCmd(g), newResumeCmd(g), newCostCmd(g), newWorkerCmd(g), newReconcileCmd(g), newServeCmd(g), newPushCmd(g),
 		newDynamoCmd(),
 		newTriggerCmd(g), newAgentsCmd(g), newDescribeCmd(g),
 	)

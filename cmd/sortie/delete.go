@@ -1,0 +1,54 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"time"
+
+	"github.com/sortie-run/sortie"
+	"github.com/sortie-run/sortie/host"
+	"github.com/spf13/cobra"
+)
+
+func newDeleteCmd(g *globals) *cobra.Command {
+	return &cobra.Command{
+		Use:   "delete RUN_ID...",
+		Short: "Delete terminal runs with their events, steps and payload objects",
+		Long: `delete removes each terminal run (completed, failed, cancelled, rejected) with
+everything stored under it: its events, durable steps, push configurations,
+idempotency record and payload objects. A live or interrupted run is refused:
+cancel it first. --retention deletes runs by age instead, from the reconciler.`,
+		Args: usageArgs(cobra.MinimumNArgs(1)),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return g.withHost(func(t *target) error {
+				var errs []error
+				for _, a := range args {
+					id := sortie.RunID(a).Canonical()
+					if err := t.client.Delete(cmd.Context(), id); err != nil {
+						errs = append(errs, fmt.Errorf("delete %s: %w", a, err))
+						continue
+					}
+					if g.jsonOut {
+						printJSON(os.Stdout, map[string]any{"id": id, "deleted": true})
+					} else {
+						fmt.Printf("run %s deleted\n", id)
+					}
+				}
+				return errors.Join(errs...)
+			})
+		},
+	}
+}
+
+// retentionFlag parses --retention: 0 when not given.
+func (g *globals) retentionFlag() (time.Duration, error) {
+	if g.retention == "" {
+		return 0, nil
+	}
+	d, err := time.ParseDuration(g.retention)
+	if err != nil || d <= 0 {
+		return 0, usagef("--retention %q (env %s): want a positive Go duration such as 720h", g.retention, host.EnvRetention)
+	}
+	return d, nil
+}
