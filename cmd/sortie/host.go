@@ -43,7 +43,7 @@ type globals struct {
 	reconcile         time.Duration
 	// retention is --retention as given (a Go duration; "" keeps runs).
 	retention string
-	configEnv         []string
+	configEnv []string
 	// configRefs is the configuration references allowlist file.
 	configRefs string
 	hostURL    string
