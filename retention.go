@@ -19,6 +19,28 @@ const MetricRunsDeleted = "sortie.runs.deleted"
 
 var deletedCount = instrument.Counter(MeterName, MetricRunsDeleted, "{run}", "Runs deleted")
 
+// EnvRetention is a host's retention (`sortie serve --retention`, the
+// Lambda reconciler): a Go duration such as "720h"; unset keeps runs
+// forever.
+const EnvRetention = "SORTIE_RETENTION"
+
+// MinRetention is the shortest retention a host takes.
+const MinRetention = time.Minute
+
+// ParseRetention parses a retention given as field: "" is 0 (keep runs
+// forever); anything else must be a Go duration of at least
+// [MinRetention], else a [*ValidationError] naming field.
+func ParseRetention(field, s string) (time.Duration, error) {
+	if s == "" {
+		return 0, nil
+	}
+	d, err := time.ParseDuration(s)
+	if err != nil || d < MinRetention {
+		return 0, invalidf(field, "%q: want a Go duration of at least %v, such as 720h (unset keeps runs forever)", s, MinRetention)
+	}
+	return d, nil
+}
+
 // Delete deletes the terminal run id: its record with its events, steps
 // and push configurations first ([ControlPlane.Delete]), then its payload
 // objects. A failure to delete the objects is logged, not returned: the
@@ -49,6 +71,23 @@ func (e *Engine) delete(ctx context.Context, id RunID, reason string) error {
 		e.log.Warn("delete the payload objects of a deleted run; the payload sweep removes them later", "run", id, "err", err)
 	}
 	return nil
+}
+
+// expireBatch is how many runs one Expire call of ExpireAll deletes at most.
+const expireBatch = 100
+
+// ExpireAll deletes the terminal runs last updated before before with
+// [Engine.Expire], 100 at a time, until fewer are left or ctx ends, and
+// returns how many it deleted.
+func (e *Engine) ExpireAll(ctx context.Context, before time.Time) (int, error) {
+	total := 0
+	for {
+		n, err := e.Expire(ctx, before, expireBatch)
+		total += n
+		if err != nil || n < expireBatch {
+			return total, err
+		}
+	}
 }
 
 // Expire deletes up to limit terminal runs last updated before before,

@@ -9,39 +9,28 @@ import (
 
 // EnvRetention is Config.Retention, a Go duration ("720h"), for `sortie
 // serve` and `sortie reconcile` (--retention).
-const EnvRetention = "SORTIE_RETENTION"
+const EnvRetention = sortie.EnvRetention
 
-// Retention passes: every retentionInterval the reconciler deletes the
-// expired runs, expireBatch at a time.
-const (
-	retentionInterval = time.Minute
-	expireBatch       = 100
-)
+// retentionInterval is how often the reconciler deletes expired runs.
+const retentionInterval = time.Minute
 
 // validateRetention checks Config.Retention.
 func (c *Config) validateRetention() error {
-	if c.Retention != 0 && c.Retention < time.Minute {
-		return sortie.Invalidf("Retention", "%v: at least 1m (0 keeps runs forever)", c.Retention)
+	if c.Retention != 0 && c.Retention < sortie.MinRetention {
+		return sortie.Invalidf("Retention", "%v: at least %v (0 keeps runs forever)", c.Retention, sortie.MinRetention)
 	}
 	return nil
 }
 
 // ExpireRuns deletes the terminal runs last updated before now less
 // Config.Retention, with their payload objects, in batches of 100 until
-// none is left ([sortie.Engine.Expire]), and returns how many it deleted.
-// Without a retention it deletes nothing.
+// none is left ([sortie.Engine.ExpireAll]), and returns how many it
+// deleted. Without a retention it deletes nothing.
 func (h *Host) ExpireRuns(ctx context.Context, now time.Time) (int, error) {
 	if h.cfg.Retention <= 0 {
 		return 0, nil
 	}
-	before, total := now.Add(-h.cfg.Retention), 0
-	for {
-		n, err := h.engine.Expire(ctx, before, expireBatch)
-		total += n
-		if err != nil || n < expireBatch {
-			return total, err
-		}
-	}
+	return h.engine.ExpireAll(ctx, now.Add(-h.cfg.Retention))
 }
 
 // expireRuns runs ExpireRuns at once and then every retentionInterval

@@ -43,12 +43,9 @@ cancel it first. --retention deletes runs by age instead, from the reconciler.`,
 
 // retentionFlag parses --retention: 0 when not given.
 func (g *globals) retentionFlag() (time.Duration, error) {
-	if g.retention == "" {
-		return 0, nil
-	}
-	d, err := time.ParseDuration(g.retention)
-	if err != nil || d <= 0 {
-		return 0, usagef("--retention %q (env %s): want a positive Go duration such as 720h", g.retention, host.EnvRetention)
+	d, err := sortie.ParseRetention("--retention", g.retention)
+	if err != nil {
+		return 0, usagef("%v (env %s)", err, host.EnvRetention)
 	}
 	return d, nil
 }

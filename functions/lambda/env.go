@@ -70,6 +70,12 @@ const (
 	// bytes, 1 to 1 GiB: the hosts' --max-payload-bytes. Optional;
 	// defaults to sortie.DefaultMaxPayloadBytes.
 	EnvMaxPayloadBytes = "SORTIE_MAX_PAYLOAD_BYTES"
+	// EnvRetention is the reconciler's retention, the hosts' variable
+	// (sortie.EnvRetention; a literal, which terraform's test reads): a
+	// Go duration such as "720h"; each scheduled reconcile then deletes
+	// the terminal runs last updated longer ago. Optional; unset keeps
+	// runs forever.
+	EnvRetention = "SORTIE_RETENTION"
 )
 
 // Env is the function's configuration, read from the environment by [LoadEnv].
@@ -93,6 +99,8 @@ type Env struct {
 	AllowTools, AllowConnections []string
 	// WorkerMaxEventAge is [EnvWorkerMaxEventAge]; 0 means the default.
 	WorkerMaxEventAge time.Duration
+	// Retention is [EnvRetention]; 0 keeps runs forever.
+	Retention time.Duration
 	// ConfigRefs is the allowlist of configuration references of
 	// [EnvConfigRefs] (its Secrets not set), nil without one;
 	// SecretsManagerEndpoint overrides the Secrets Manager endpoint.
@@ -128,6 +136,9 @@ func LoadEnv(getenv func(string) string) (*Env, error) {
 	}
 	e.Keys = keys
 	e.ConfigEnv = functions.ParseAllow(getenv(EnvConfigEnv))
+	if e.Retention, err = sortie.ParseRetention(EnvRetention, getenv(EnvRetention)); err != nil {
+		return nil, err
+	}
 	if e.WorkerMaxEventAge, err = ParseMaxEventAge(EnvWorkerMaxEventAge, getenv(EnvWorkerMaxEventAge)); err != nil {
 		return nil, err
 	}

@@ -54,6 +54,9 @@ type Response struct {
 	Reason  string       `json:"reason,omitempty"`
 	// Reconciled counts the runs a scheduled reconcile acted on.
 	Reconciled int `json:"reconciled,omitempty"`
+	// Expired counts the runs a scheduled reconcile deleted under the
+	// retention.
+	Expired int `json:"expired,omitempty"`
 }
 
 // Handler is the Lambda function's handler.
@@ -70,6 +73,12 @@ type Handler struct {
 	// waits for the launches it started. Optional; without it scheduled
 	// events are refused.
 	NewEngine func() *sortie.Engine
+	// Retention, when set, makes each scheduled reconcile delete the
+	// terminal runs last updated longer ago (sortie.Engine.ExpireAll;
+	// their payload objects are left to the host's payload sweep and the
+	// bucket's lifecycle rule: the function holds no storage client).
+	// Optional; 0 keeps runs forever.
+	Retention time.Duration
 	// Logger receives the handler's logs. Optional; defaults to slog.Default().
 	Logger *slog.Logger
 }

@@ -120,10 +120,16 @@ func (h *Handler) reconcile(ctx context.Context) (*Response, error) {
 		defer cancel()
 	}
 	e := h.NewEngine()
+	defer e.Close()
 	n, err := e.ReconcileAll(budget)
-	_ = e.Close()
 	if err != nil {
 		return nil, fmt.Errorf("lambda reconciler: reconcile: %w", err)
 	}
-	return &Response{Status: StatusReconciled, Reconciled: n}, nil
+	resp := &Response{Status: StatusReconciled, Reconciled: n}
+	if h.Retention > 0 {
+		if resp.Expired, err = e.ExpireAll(budget, time.Now().Add(-h.Retention)); err != nil && budget.Err() == nil {
+			return nil, fmt.Errorf("lambda reconciler: expire runs older than %v: %w", h.Retention, err)
+		}
+	}
+	return resp, nil
 }

@@ -99,7 +99,7 @@ func Function(ctx context.Context, env *fnlambda.Env, reg *functions.Registry, a
 		// each invocation, and the payloads sealed with the keyring.
 		w.PayloadURLs = s
 	}
-	fh := &fnlambda.Handler{Mode: env.Mode, Worker: w, ControlPlane: h.ControlPlane, Logger: log}
+	fh := &fnlambda.Handler{Mode: env.Mode, Worker: w, ControlPlane: h.ControlPlane, Logger: log, Retention: env.Retention}
 	if env.Mode == fnlambda.ModeReconciler && env.WorkerFunction != "" {
 		l, err := h.Launcher()
 		if err != nil {

@@ -94,6 +94,7 @@ resource "aws_lambda_function" "reconciler" {
       SORTIE_LAMBDA_MODE            = "reconciler"
       SORTIE_WORKER_FUNCTION        = aws_lambda_function.worker.arn
       SORTIE_WORKER_MAX_EVENT_AGE_S = tostring(var.worker_max_event_age_s)
+      SORTIE_RETENTION              = var.run_retention
     }, { for k, v in { SORTIE_PAYLOAD_BUCKET = local.payload_bucket_url } : k => v if v != null })
   }
 

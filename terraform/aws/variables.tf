@@ -237,6 +237,16 @@ variable "payload_store" {
   default     = true
 }
 
+variable "run_retention" {
+  type        = string
+  description = "How long a terminal run is kept after its last update, a Go duration such as \"720h\" (SORTIE_RETENTION of the reconciler function; give hosts the same --retention): each scheduled reconcile deletes older runs. Empty keeps runs forever. Keep payload_retention_days above it."
+  default     = ""
+  validation {
+    condition     = var.run_retention == "" || can(regex("^([0-9]+(\\.[0-9]+)?(h|m|s))+$", var.run_retention))
+    error_message = "run_retention must be empty or a Go duration such as 720h."
+  }
+}
+
 variable "payload_retention_days" {
   type        = number
   description = "Days after which the payload bucket's lifecycle rule deletes objects under runs/: the backstop of the store's own deletes (a run deleted or expired, the orphan sweep). Keep it above the longest retention of a run."
