@@ -14,17 +14,7 @@ import (
 // duration is a usage error.
 func TestDeleteCLI(t *testing.T) {
 	c := newCLI(t)
-	vars, output := bigOutputVars(5 << 20)
-	f := filepath.Join(t.TempDir(), "vars.json")
-	if err := os.WriteFile(f, vars, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	r := c.run("run", "probe", "--vars-file", f, "--json")
-	if r.code != 0 {
-		t.Fatalf("sortie run probe --vars-file (5 MB): exit %d: %.2000s", r.code, r.stderr)
-	}
-	_, done := jsonLines(t, r.stdout)
-	checkLargeRun(t, "sortie run --json", done, output)
+	done, _ := runLarge(t, c)
 	objects := filepath.Join(c.state, "payloads", "runs", string(done.ID))
 	if entries, err := os.ReadDir(objects); err != nil || len(entries) == 0 {
 		t.Fatalf("%s holds %d entries (%v), want the run's objects", objects, len(entries), err)

@@ -48,6 +48,25 @@ func checkLargeRun(t *testing.T, what string, run *sortie.Run, output string) {
 	}
 }
 
+// runLarge runs the probe with a 5 MB variable it returns as its 5 MB
+// result through `sortie run --vars-file --json`, checks the run and
+// returns it with the output.
+func runLarge(t *testing.T, c *cli) (*sortie.Run, string) {
+	t.Helper()
+	vars, output := bigOutputVars(5 << 20)
+	f := filepath.Join(t.TempDir(), "vars.json")
+	if err := os.WriteFile(f, vars, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	r := c.run("run", "probe", "--vars-file", f, "--json")
+	if r.code != 0 {
+		t.Fatalf("sortie run probe --vars-file (5 MB): exit %d: %.2000s", r.code, r.stderr)
+	}
+	_, final := jsonLines(t, r.stdout)
+	checkLargeRun(t, "sortie run --json", final, output)
+	return final, output
+}
+
 // noPlaintext fails when a file under dir holds the canary.
 func noPlaintext(t *testing.T, dir string) {
 	t.Helper()
@@ -76,17 +95,7 @@ func noPlaintext(t *testing.T, dir string) {
 // one flipped byte in the stored result is refused on read.
 func TestLargePayloadsCLI(t *testing.T) {
 	c := newCLI(t)
-	vars, output := bigOutputVars(5 << 20)
-	f := filepath.Join(t.TempDir(), "vars.json")
-	if err := os.WriteFile(f, vars, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	r := c.run("run", "probe", "--vars-file", f, "--json")
-	if r.code != 0 {
-		t.Fatalf("sortie run probe --vars-file (5 MB): exit %d: %.2000s", r.code, r.stderr)
-	}
-	_, final := jsonLines(t, r.stdout)
-	checkLargeRun(t, "sortie run --json", final, output)
+	final, output := runLarge(t, c)
 	got := c.get(final.ID)
 	checkLargeRun(t, "sortie get --json", got, output)
 	noPlaintext(t, c.state)
