@@ -125,7 +125,8 @@ type ControlPlane interface {
 
 	// Delete removes a terminal run and everything stored under it: its
 	// events, steps, push configurations and the idempotency record that
-	// reserved it (a later submission with the key creates a new run). A
+	// reserved it (a later submission with the key creates a new run;
+	// DynamoDB deletes the record of the default scope, the engine's). A
 	// run that is not terminal MUST give a [*LiveRunError] (it matches
 	// ErrConflict) and stays as it was (cancel it first); an
 	// unknown run MUST give ErrNotFound. Payload objects are not the

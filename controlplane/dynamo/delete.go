@@ -21,8 +21,10 @@ import (
 // (strongly consistent), deletes the other items of its partition
 // (events, steps, push configurations) one DeleteItem each (1 write unit
 // a small item, as a batch would cost), then the idempotency record of
-// the run's key in the default scope when it names the run (a record of
-// another scope is left to its TTL), and the run item last: a deletion
+// the run's key in the default scope (the engine's) when it names the
+// run, and the run item last. A record of another scope is left to its
+// expiry: a reservation of that scope and key before then stores the run
+// again as reserved, as after any lost run item. A deletion
 // that stops half way leaves a terminal run that Ended lists again and
 // Delete finishes.
 func (c *ControlPlane) Delete(ctx context.Context, id sortie.RunID) error {
@@ -53,21 +55,25 @@ func (c *ControlPlane) delete(ctx context.Context, id sortie.RunID) error {
 		return err
 	}
 	for _, k := range keys {
-		if valS(k, AttrSK) == runSK {
-			continue
-		}
-		if err := c.deleteItem(ctx, k, "", nil); err != nil {
-			return err
+		if valS(k, AttrSK) != runSK {
+			if err := c.deleteItem(ctx, &dynamodb.DeleteItemInput{Key: k}); err != nil {
+				return err
+			}
 		}
 	}
 	if key := rec.Run.IdempotencyKey; key != "" {
-		err := c.deleteItem(ctx, keyOf(idemPK(controlplane.DefaultScope, key), idemSK), "#rid = :rid",
-			item{":rid": attrS(string(id))})
+		err := c.deleteItem(ctx, &dynamodb.DeleteItemInput{
+			Key:                       keyOf(idemPK(controlplane.DefaultScope, key), idemSK),
+			ConditionExpression:       aws.String("#rid = :rid"),
+			ExpressionAttributeNames:  map[string]string{"#rid": AttrRunID},
+			ExpressionAttributeValues: item{":rid": attrS(string(id))},
+		})
 		if err != nil && !errors.Is(err, sortie.ErrConflict) { // absent, or another run's: kept
 			return err
 		}
 	}
-	err = c.deleteItem(ctx, runKey(id), "attribute_exists(#pk)", nil)
+	err = c.deleteItem(ctx, &dynamodb.DeleteItemInput{Key: runKey(id),
+		ConditionExpression: aws.String("attribute_exists(#pk)"), ExpressionAttributeNames: map[string]string{"#pk": AttrPK}})
 	if errors.Is(err, sortie.ErrConflict) {
 		return fmt.Errorf("run %s: deleted meanwhile: %w", id, sortie.ErrNotFound)
 	}
@@ -97,27 +103,14 @@ func (c *ControlPlane) partitionKeys(ctx context.Context, id sortie.RunID) ([]it
 	return keys, nil
 }
 
-// deleteItem deletes the item of key, under condition when not empty
-// (with the names #pk, #rid and values); a failed condition is
+// deleteItem sends in on the table; a failed condition is
 // sortie.ErrConflict.
-func (c *ControlPlane) deleteItem(ctx context.Context, key item, condition string, values item) error {
-	in := &dynamodb.DeleteItemInput{
-		TableName: aws.String(c.table), Key: key, ReturnConsumedCapacity: types.ReturnConsumedCapacityIndexes,
-	}
-	if condition != "" {
-		in.ConditionExpression = aws.String(condition)
-		in.ExpressionAttributeNames = map[string]string{}
-		for name, attr := range map[string]string{"#pk": AttrPK, "#rid": AttrRunID} {
-			if strings.Contains(condition, name) {
-				in.ExpressionAttributeNames[name] = attr
-			}
-		}
-		in.ExpressionAttributeValues = values
-	}
+func (c *ControlPlane) deleteItem(ctx context.Context, in *dynamodb.DeleteItemInput) error {
+	in.TableName, in.ReturnConsumedCapacity = aws.String(c.table), types.ReturnConsumedCapacityIndexes
 	out, err := c.db.DeleteItem(ctx, in)
 	if err != nil {
 		c.units.call("", Capacity{WriteUnits: 1}) // a lost condition is billed too
-		return apiErr(fmt.Sprintf("delete item %s/%s", valS(key, AttrPK), valS(key, AttrSK)), err)
+		return apiErr(fmt.Sprintf("delete item %s/%s", valS(in.Key, AttrPK), valS(in.Key, AttrSK)), err)
 	}
 	c.units.call("", c.units.wrote(capOf(out.ConsumedCapacity)...))
 	return nil

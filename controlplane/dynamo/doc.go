@@ -141,9 +141,10 @@
 // counts everything a handle consumed.
 //
 // A run with an idempotency key and ten events in one AppendEvents, as
-// the engine and a worker make it, costs 8 write units: Reserve 4 (the
-// record, the run, its list and lease entries), SetRef, Claim, the append
-// and Finish 1 each; and about 3.5 read units: SetRef, Claim and Finish
+// the engine and a worker make it, costs 9 write units: Reserve 4 (the
+// record, the run, its list and lease entries), SetRef, Claim and the
+// append 1 each, Finish 2 (the run and its [IndexEnded] entry); and about
+// 3.5 read units: SetRef, Claim and Finish
 // (the attempt's last seq) 1 each, and the reconciler's pass over the
 // run's lease entry 0.5. A run that ends in a rare state writes its state
 // entry (1 more), a context 1 more, and a run longer than the launch grace
@@ -156,7 +157,7 @@
 // [ControlPlane] implements [sortie.PushStore]. A run's push items sort
 // between its event batches and its run item, so PutPushConfig and
 // ListPushConfigs read the counter, the configurations and the run (which
-// proves the run exists; runs are never deleted) with one strongly
+// proves the run exists) with one strongly
 // consistent Query; its read units include the run item's size. Push
 // calls never write the run item, so they change neither the run's
 // version nor its recorded units; what they consume is counted in
