@@ -98,10 +98,11 @@ func newDynamoReindexCmd() *cobra.Command {
 	var t tableFlags
 	c := &cobra.Command{
 		Use:   "reindex",
-		Short: "Move runs stored before the sharded list, state and lease indexes into them",
+		Short: "Move runs stored before the sharded list, state, lease and ended indexes into them",
 		Long: `reindex scans the table once and moves each run stored by an earlier release
-(list partition R, lease partition L, no state index entry) into the sharded
-index partitions, with writes conditional on the old values, so it is safe
+(list partition R, lease partition L, no state index entry, a terminal run with no
+ended index entry, which retention reads) into the sharded index partitions, with
+writes conditional on the old values, so it is safe
 while hosts run; a run changed meanwhile is left for the next reindex. Run it
 once after the table has the state index (terraform adds it in place). Until
 then lists and the reconciler read the old partitions too.`,

@@ -20,7 +20,9 @@ type ReindexAPI interface {
 // Reindex moves the runs of table stored before the sharded indexes into
 // them: a run in the old list partition "R" gets its agent's list shard
 // (and the agent a registry item), one in the old lease partition "L" its
-// lease shard, and one in a [RareState] without a state entry gets one.
+// lease shard, one in a [RareState] without a state entry gets one, and a
+// terminal run without an [IndexEnded] entry (it ended before the index)
+// gets one, so retention finds it.
 // Each change is an UpdateItem conditional on the old value, so it is
 // safe while hosts run; a run changed meanwhile is left for the next
 // Reindex. It scans the whole table (a read unit per 4 KB) and returns how
@@ -28,8 +30,8 @@ type ReindexAPI interface {
 func Reindex(ctx context.Context, db ReindexAPI, table string) (int, error) {
 	p := dynamodb.NewScanPaginator(db, &dynamodb.ScanInput{
 		TableName:                 aws.String(table),
-		FilterExpression:          aws.String("#sk = :run AND (#lp = :r OR #ls = :l OR attribute_not_exists(#sp))"),
-		ExpressionAttributeNames:  map[string]string{"#sk": AttrSK, "#lp": AttrListPK, "#ls": AttrLeasePK, "#sp": AttrStatePK},
+		FilterExpression:          aws.String("#sk = :run AND (#lp = :r OR #ls = :l OR attribute_not_exists(#sp) OR attribute_not_exists(#ep))"),
+		ExpressionAttributeNames:  map[string]string{"#sk": AttrSK, "#lp": AttrListPK, "#ls": AttrLeasePK, "#sp": AttrStatePK, "#ep": AttrEndedPK},
 		ExpressionAttributeValues: item{":run": attrS(runSK), ":r": attrS(legacyListPartition), ":l": attrS(legacyLeasePartition)},
 	})
 	agents, moved := map[string]bool{}, 0
@@ -77,7 +79,30 @@ func reindexRun(ctx context.Context, db ReindexAPI, table string, it item, agent
 			return 0, err
 		}
 	}
-	return min(len(changes), 1), nil
+	moved := min(len(changes), 1)
+	if r.State.Terminal() && valS(it, AttrEndedPK) == "" {
+		if err := addEnded(ctx, db, table, r); err != nil {
+			return 0, err
+		}
+		moved = 1
+	}
+	return moved, nil
+}
+
+// addEnded gives a terminal run that ended before [IndexEnded] its entry,
+// conditional on it having none.
+func addEnded(ctx context.Context, db ReindexAPI, table string, r *sortie.Run) error {
+	_, err := db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
+		TableName: aws.String(table), Key: runKey(r.ID),
+		UpdateExpression:          aws.String("SET #p = :p, #k = :k"),
+		ConditionExpression:       aws.String("attribute_not_exists(#p)"),
+		ExpressionAttributeNames:  map[string]string{"#p": AttrEndedPK, "#k": AttrEnded},
+		ExpressionAttributeValues: item{":p": attrS(EndedPartition(shardOf(r.ID))), ":k": attrN(r.UpdatedMs)},
+	})
+	if _, lost := conditionFailed(err); err != nil && !lost {
+		return fmt.Errorf("add run %s to the ended index: %w", r.ID, err)
+	}
+	return nil
 }
 
 // reindexChange sets one index attribute from old ("" for absent) to now.

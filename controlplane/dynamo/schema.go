@@ -79,7 +79,7 @@ const (
 	// only, in [IndexShards] partitions; [ControlPlane.Ended] reads it
 	// oldest first. A run enters it with the write that ends it (an index
 	// write of about 1 unit) and leaves it when deleted. Runs that ended
-	// on a table made before it are not in it until their next write.
+	// on a table made before it are not in it until [Reindex] adds them.
 	IndexEnded = "ended"
 )
 

@@ -6,7 +6,7 @@
 # runs written elsewhere. Adding an index or the stream to an existing
 # table is an in-place update (indexes are backfilled; nothing is
 # replaced): apply this module, then run `sortie dynamo reindex` once to
-# move runs made before the sharded indexes into them.
+# move runs made before the sharded and ended indexes into them.
 resource "aws_dynamodb_table" "runs" {
   name                        = "${var.name}-runs"
   billing_mode                = "PAY_PER_REQUEST"
