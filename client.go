@@ -175,7 +175,7 @@ func (c *Client) Wait(ctx context.Context, id RunID) (*Run, error) {
 		if err != nil {
 			return nil, err
 		}
-		if (run.State.Terminal() || run.State.Interrupted()) && stored && (run.VariablesRef != nil || run.ResultRef != nil) {
+		if (run.State.Terminal() || run.State.Interrupted()) && stored && run.HasPayloadRefs() {
 			return c.engine.Get(ctx, id)
 		} else if run.State.Terminal() || run.State.Interrupted() {
 			return run, nil

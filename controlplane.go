@@ -105,6 +105,12 @@ type ControlPlane interface {
 	// (ErrTerminal when terminal).
 	Resume(ctx context.Context, id RunID, input json.RawMessage) (*Run, error)
 
+	// ResumeRef is Resume with input kept in the engine's [PayloadStore]:
+	// the run holds ref ([Run.ResumeInputRef]) instead of the input. A
+	// ref that is not valid ([PayloadRef.Validate]) is a
+	// [*ValidationError] naming "input_ref".
+	ResumeRef(ctx context.Context, id RunID, ref *PayloadRef) (*Run, error)
+
 	// Defer moves the reconciler's next look at the run (LeaseExpiresMs)
 	// to d.UntilMs without a heartbeat: the reconciler asked the launcher
 	// and the attempt's compute is still starting (an unclaimed attempt:

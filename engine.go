@@ -354,7 +354,8 @@ func (e *Engine) invocation(run *Run, attempt int, launchID string) *Invocation 
 		Report: e.opts.Report, TraceParent: run.TraceParent, TraceState: run.TraceState,
 	}
 	if run.State == StateWorking && run.Interrupt != nil {
-		inv.Resume = &Resume{Checkpoint: run.Interrupt.Checkpoint, Input: run.ResumeInput}
+		inv.Resume = &Resume{Checkpoint: run.Interrupt.Checkpoint, CheckpointRef: run.Interrupt.CheckpointRef,
+			Input: run.ResumeInput, InputRef: run.ResumeInputRef}
 	}
 	return inv
 }
@@ -393,10 +394,13 @@ func (e *Engine) Events(ctx context.Context, id RunID, after Cursor, limit int) 
 	return e.cp.Events(ctx, id, after, limit)
 }
 
-// Resume continues an interrupted run with input as a new attempt. It
-// returns ErrClosed after Close, and a [*ValidationError] naming the
-// largest part when the resumed invocation would not fit the launcher's
-// limit ([InvocationLimiter]), before the input is stored.
+// Resume continues an interrupted run with input as a new attempt. Input
+// over [MaxVariablesBytes], or that would take the resumed invocation
+// over the launcher's limit ([InvocationLimiter]), is kept in the payload
+// store ([EngineOptions.Payloads]) and the run holds its reference. It
+// returns ErrClosed after Close, and a [*ValidationError] naming the field
+// and the limit, before anything is stored, for input that fits neither
+// (no payload store, or over the store's limits).
 func (e *Engine) Resume(ctx context.Context, id RunID, input json.RawMessage) (*Run, error) {
 	if err := id.Validate(); err != nil {
 		return nil, err
@@ -405,10 +409,7 @@ func (e *Engine) Resume(ctx context.Context, id RunID, input json.RawMessage) (*
 		return nil, err
 	}
 	defer e.life.release()
-	if err := e.checkResumeBudget(ctx, id, input); err != nil {
-		return nil, err
-	}
-	run, err := e.cp.Resume(ctx, id, input)
+	run, err := e.resume(ctx, id, input)
 	if err != nil {
 		return nil, err
 	}

@@ -70,10 +70,41 @@ type Invocation struct {
 }
 
 // Resume is the data a resumed attempt receives: the interrupt's checkpoint
-// and the client's input.
+// and the client's input. Either may be kept in a [PayloadStore] instead
+// (over its inline limit): then its reference is set and the worker reads
+// it back before the handler runs, so a handler always sees Checkpoint
+// and Input.
 type Resume struct {
 	Checkpoint json.RawMessage `json:"checkpoint,omitempty"`
-	Input      json.RawMessage `json:"input,omitempty"`
+	// CheckpointRef is set instead of Checkpoint ([Interrupt.CheckpointRef]).
+	CheckpointRef *PayloadRef     `json:"checkpoint_ref,omitempty"`
+	Input         json.RawMessage `json:"input,omitempty"`
+	// InputRef is set instead of Input ([Run.ResumeInputRef]).
+	InputRef *PayloadRef `json:"input_ref,omitempty"`
+}
+
+// validate checks the resume data's fields and limits.
+func (r *Resume) validate() error {
+	for _, p := range []struct {
+		field string
+		value json.RawMessage
+		ref   *PayloadRef
+		limit int
+	}{{"resume.checkpoint", r.Checkpoint, r.CheckpointRef, MaxResultBytes}, {"resume.input", r.Input, r.InputRef, MaxVariablesBytes}} {
+		if err := checkJSON(p.field, p.value, p.limit); err != nil {
+			return err
+		}
+		if p.ref == nil {
+			continue
+		}
+		if len(p.value) > 0 {
+			return invalidf(p.field+"_ref", "set %s or %s_ref, not both", p.field, p.field)
+		}
+		if err := p.ref.Validate(p.field + "_ref"); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // Report modes.
@@ -154,10 +185,7 @@ func (inv *Invocation) validateRefs() error {
 		return err
 	}
 	if inv.Resume != nil {
-		if err := checkJSON("resume.checkpoint", inv.Resume.Checkpoint, MaxResultBytes); err != nil {
-			return err
-		}
-		return checkJSON("resume.input", inv.Resume.Input, MaxVariablesBytes)
+		return inv.Resume.validate()
 	}
 	return nil
 }

@@ -134,6 +134,11 @@ type Interrupt struct {
 	State      State           `json:"state"`
 	Prompt     string          `json:"prompt,omitempty"`
 	Checkpoint json.RawMessage `json:"checkpoint,omitempty"`
+	// CheckpointRef is set instead of Checkpoint for a checkpoint the
+	// worker kept in a [PayloadStore] (over [MaxResultBytes]), object
+	// [CheckpointPayloadName]. A run read through [Engine.Get] has
+	// Checkpoint filled in as well.
+	CheckpointRef *PayloadRef `json:"checkpoint_ref,omitempty"`
 }
 
 // Validate checks the interrupt's fields and sizes.
@@ -143,6 +148,12 @@ func (i *Interrupt) Validate() error {
 	}
 	if len(i.Prompt) > MaxEventTextBytes || !utf8.ValidString(i.Prompt) {
 		return invalidf("interrupt.prompt", "must be valid UTF-8 of at most %d bytes", MaxEventTextBytes)
+	}
+	if i.CheckpointRef != nil {
+		if len(i.Checkpoint) > 0 {
+			return invalidf("interrupt", "set checkpoint or checkpoint_ref, not both")
+		}
+		return i.CheckpointRef.Validate("interrupt.checkpoint_ref")
 	}
 	return checkJSON("interrupt.checkpoint", i.Checkpoint, MaxResultBytes)
 }

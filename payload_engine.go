@@ -56,12 +56,12 @@ func (e *Engine) dropPayloads(ctx context.Context, run *Run) {
 	}
 }
 
-// inlined fills in run's Variables and Result from the payload store when
-// the run keeps them there, so a client reads them as if inline; the
+// inlined fills in run's Variables, Result, ResumeInput and interrupt
+// Checkpoint from the payload store when the run keeps them there, so a client reads them as if inline; the
 // references stay on the run. Errors wrap [ErrPayloadIntegrity] for an
 // object that is not the one referenced.
 func (e *Engine) inlined(ctx context.Context, run *Run) (*Run, error) {
-	if run == nil || (run.VariablesRef == nil && run.ResultRef == nil) {
+	if run == nil || !run.HasPayloadRefs() {
 		return run, nil
 	}
 	if e.opts.Payloads == nil {
@@ -78,7 +78,17 @@ func (e *Engine) inlined(ctx context.Context, run *Run) (*Run, error) {
 			return nil, fmt.Errorf("read the result of run %s: %w", run.ID, err)
 		}
 	}
+	if err := e.inlineResume(ctx, run); err != nil {
+		return nil, err
+	}
 	return run, nil
+}
+
+// HasPayloadRefs reports whether r keeps a payload in a [PayloadStore]:
+// its variables, result, resume input or interrupt checkpoint.
+func (r *Run) HasPayloadRefs() bool {
+	return r.VariablesRef != nil || r.ResultRef != nil || r.ResumeInputRef != nil ||
+		(r.Interrupt != nil && r.Interrupt.CheckpointRef != nil)
 }
 
 // StoredReader is an optional [ExecutionEngine] capability: a run as its
@@ -115,7 +125,7 @@ func (e *Engine) MaxVariablesBytes() int {
 // Stored returns run as its record keeps it: without the payloads
 // [Engine.Get] read back (their references stay).
 func Stored(run *Run) *Run {
-	if run == nil || (run.VariablesRef == nil && run.ResultRef == nil) {
+	if run == nil || !run.HasPayloadRefs() {
 		return run
 	}
 	c := *run
@@ -124,6 +134,13 @@ func Stored(run *Run) *Run {
 	}
 	if c.ResultRef != nil {
 		c.Result = nil
+	}
+	if c.ResumeInputRef != nil {
+		c.ResumeInput = nil
+	}
+	if in := c.Interrupt; in != nil && in.CheckpointRef != nil {
+		i := *in
+		i.Checkpoint, c.Interrupt = nil, &i
 	}
 	return &c
 }

@@ -249,6 +249,12 @@ type Run struct {
 	// ResumeInput is the client's answer to an interrupt, handed to the
 	// next attempt with the interrupt's checkpoint.
 	ResumeInput json.RawMessage `json:"resume_input,omitempty"`
+	// ResumeInputRef is set instead of ResumeInput in the control plane
+	// when the engine kept the input in its [PayloadStore] (over
+	// [MaxVariablesBytes], or over the launcher's invocation limit),
+	// object [ResumeInputPayloadName]. A run read through [Engine.Get]
+	// has ResumeInput filled in as well.
+	ResumeInputRef *PayloadRef `json:"resume_input_ref,omitempty"`
 
 	// LeaseExpiresMs is when the reconciler must look at the run if nothing
 	// happens first: the launch deadline of a reservation, the claim

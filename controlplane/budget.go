@@ -100,6 +100,6 @@ func FailOverBudget(r *sortie.Run, p sortie.Pricer) bool {
 		return false
 	}
 	r.Error = budgetError(r, spent, "spent")
-	r.State, r.Reason, r.LeaseExpiresMs, r.ResumeInput = sortie.StateFailed, r.Error.Message, 0, nil
+	r.State, r.Reason, r.LeaseExpiresMs, r.ResumeInput, r.ResumeInputRef = sortie.StateFailed, r.Error.Message, 0, nil, nil
 	return true
 }

@@ -153,8 +153,26 @@ func (c Changes) Resume(ctx context.Context, id sortie.RunID, input json.RawMess
 	if err := id.Validate(); err != nil {
 		return nil, err
 	}
+	return c.resume(ctx, id, func(r *sortie.Run) error { return Resume(r, input, c.nowMs()) })
+}
+
+// ResumeRef implements [sortie.ControlPlane.ResumeRef].
+func (c Changes) ResumeRef(ctx context.Context, id sortie.RunID, ref *sortie.PayloadRef) (*sortie.Run, error) {
+	if err := id.Validate(); err != nil {
+		return nil, err
+	}
+	if ref == nil {
+		return nil, sortie.Invalidf("input_ref", "required")
+	}
+	if err := ref.Validate("input_ref"); err != nil {
+		return nil, err
+	}
+	return c.resume(ctx, id, func(r *sortie.Run) error { return ResumeRef(r, ref, c.nowMs()) })
+}
+
+func (c Changes) resume(ctx context.Context, id sortie.RunID, apply func(*sortie.Run) error) (*sortie.Run, error) {
 	return c.change(ctx, "resume", id, func(r *sortie.Run) (bool, error) {
-		err := Resume(r, input, c.nowMs())
+		err := apply(r)
 		if err == nil {
 			FailOverBudget(r, c.pricer)
 		}

@@ -292,7 +292,7 @@ func applyOutcome(r *sortie.Run, a *sortie.Attempt, o sortie.Outcome, nowMs int6
 	case (o.Result != nil || o.ResultRef != nil) && !r.CancelRequested: // cancel wins whatever the outcome
 		r.State, r.Result, r.ResultRef, r.Error, r.Interrupt = sortie.StateCompleted, o.Result, o.ResultRef, nil, nil
 	case o.Interrupt != nil && !r.CancelRequested:
-		r.State, r.Interrupt, r.ResumeInput = o.Interrupt.State, o.Interrupt, nil
+		r.State, r.Interrupt, r.ResumeInput, r.ResumeInputRef = o.Interrupt.State, o.Interrupt, nil, nil
 	default:
 		failAttempt(r, a, o.Error, nowMs)
 		return
@@ -375,22 +375,47 @@ func RequestCancel(r *sortie.Run, reason string, nowMs int64) (changed bool) {
 
 // Resume applies [sortie.ControlPlane.Resume] to r.
 func Resume(r *sortie.Run, input json.RawMessage, nowMs int64) error {
+	if err := resumable(r); err != nil {
+		return err
+	}
+	if len(input) > sortie.MaxVariablesBytes || (len(input) > 0 && !json.Valid(input)) {
+		return sortie.Invalidf("input", "must be valid JSON of at most %d bytes", sortie.MaxVariablesBytes)
+	}
+	resumed(r, nowMs)
+	r.ResumeInput = input
+	return nil
+}
+
+// ResumeRef applies [sortie.ControlPlane.ResumeRef] to r.
+func ResumeRef(r *sortie.Run, ref *sortie.PayloadRef, nowMs int64) error {
+	if err := resumable(r); err != nil {
+		return err
+	}
+	resumed(r, nowMs)
+	r.ResumeInputRef = ref
+	return nil
+}
+
+// resumable refuses to resume a run that is not interrupted.
+func resumable(r *sortie.Run) error {
 	if err := notTerminal(r, "resume"); err != nil {
 		return err
 	}
 	if !r.State.Interrupted() {
 		return fmt.Errorf("resume run %s: state %s is not input-required or auth-required: %w", r.ID, r.State, sortie.ErrConflict)
 	}
-	if len(input) > sortie.MaxVariablesBytes || (len(input) > 0 && !json.Valid(input)) {
-		return sortie.Invalidf("input", "must be valid JSON of at most %d bytes", sortie.MaxVariablesBytes)
-	}
+	return nil
+}
+
+// resumed makes interrupted r working and due for its next attempt,
+// without a resume input yet.
+func resumed(r *sortie.Run, nowMs int64) {
 	if r.Attempt >= r.Policy.MaxAttempts {
 		r.Policy.MaxAttempts = r.Attempt + 1 // a resume is a new attempt, not a retry
 	}
-	r.State, r.ResumeInput = sortie.StateWorking, input
+	r.State, r.ResumeInput, r.ResumeInputRef = sortie.StateWorking, nil, nil
 	r.LeaseExpiresMs = nowMs
 	touch(r, nowMs)
-	return nil
 }
 
 // Expired reports whether the reconciler should look at r at nowMs.

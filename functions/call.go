@@ -172,10 +172,9 @@ func cloneInvocation(inv *sortie.Invocation) *sortie.Invocation {
 	c.SealedConfig = bytes.Clone(inv.SealedConfig)
 	c.SealedPayloadURLs = nil // the worker's, never a handler's
 	if inv.Resume != nil {
-		c.Resume = &sortie.Resume{
-			Checkpoint: bytes.Clone(inv.Resume.Checkpoint),
-			Input:      bytes.Clone(inv.Resume.Input),
-		}
+		r := *inv.Resume
+		r.Checkpoint, r.Input = bytes.Clone(r.Checkpoint), bytes.Clone(r.Input)
+		c.Resume = &r
 	}
 	return &c
 }

@@ -69,8 +69,10 @@ func (e *interruptError) Error() string {
 
 // Interrupt returns the error a handler returns to pause the run in state
 // (input-required or auth-required) with prompt. checkpoint, marshalled to
-// JSON (at most [sortie.MaxResultBytes]; no plaintext credential), is handed
-// back with the client's input to the next attempt through [Call.Resume].
+// JSON (no plaintext credential), is handed back with the client's input
+// to the next attempt through [Call.Resume]. One over
+// [sortie.MaxResultBytes] is kept in the worker's payload store, as a large
+// result is; without one it fails the attempt naming the limit.
 func Interrupt(state sortie.State, prompt string, checkpoint any) error {
 	return &interruptError{state: state, prompt: prompt, checkpoint: checkpoint}
 }
@@ -120,7 +122,10 @@ func interruptOutcome(ie *interruptError) sortie.Outcome {
 		}
 		in.Checkpoint = b
 	}
-	if err := in.Validate(); err != nil {
+	// A checkpoint over sortie.MaxResultBytes is kept by reference or
+	// refused when the attempt ends (storeCheckpoint).
+	head := sortie.Interrupt{State: in.State, Prompt: in.Prompt}
+	if err := head.Validate(); err != nil {
 		return errorOutcome(errTypeOutput, err.Error(), false)
 	}
 	return sortie.Outcome{Interrupt: in}

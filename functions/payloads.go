@@ -136,18 +136,9 @@ func (w *Worker) loadVariables(ctx context.Context, a *attempt) *sortie.Outcome 
 	if ref == nil || !w.runsHere(a.inv.Agent.Runtime) {
 		return nil
 	}
-	store, refused := a.payloadStore(ctx)
+	vars, refused := a.readPayload(ctx, ref, "variables")
 	if refused != nil {
 		return refused
-	}
-	if store == nil {
-		o := errorOutcome(errTypePayload, "the run's variables are kept in a payload store and this worker has none (Worker.Payloads, or Worker.PayloadURLs and the invocation's payload URLs)", false)
-		return &o
-	}
-	vars, err := store.Get(ctx, a.inv.RunID, a.inv.Agent.Name, ref)
-	if err != nil {
-		o := errorOutcome(errTypePayload, "read the run's variables: "+err.Error(), errors.Is(err, sortie.ErrUnavailable))
-		return &o
 	}
 	inv := *a.inv
 	inv.Variables, inv.VariablesRef = vars, nil
@@ -157,9 +148,12 @@ func (w *Worker) loadVariables(ctx context.Context, a *attempt) *sortie.Outcome 
 
 // storeResult keeps a result over sortie.MaxResultBytes in the worker's
 // payload store and returns the outcome naming it by reference, and the
-// bytes stored. Without a store, or over the store's limits, the outcome
+// bytes stored (an interrupt's checkpoint likewise: storeCheckpoint). Without a store, or over the store's limits, the outcome
 // is a permanent error of type "output" naming the size and the limit.
 func (w *Worker) storeResult(ctx context.Context, a *attempt, o sortie.Outcome) (sortie.Outcome, int64) {
+	if o.Interrupt != nil {
+		return w.storeCheckpoint(ctx, a, o)
+	}
 	n := len(o.Result)
 	if n <= sortie.MaxResultBytes {
 		return o, 0

@@ -278,6 +278,9 @@ func (w *Worker) run(ctx context.Context, a *attempt) (sortie.Outcome, int) {
 	if refused := w.loadVariables(ctx, a); refused != nil {
 		return *refused, kmsRequests
 	}
+	if refused := w.loadResume(ctx, a); refused != nil {
+		return *refused, kmsRequests
+	}
 	steps, refused := a.loadSteps(ctx)
 	if refused != nil {
 		return *refused, kmsRequests

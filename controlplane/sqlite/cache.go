@@ -109,7 +109,7 @@ func copyRun(r *sortie.Run) *sortie.Run {
 	c.SealedConfig = bytes.Clone(r.SealedConfig)
 	c.Result = bytes.Clone(r.Result)
 	c.VariablesRef, c.ResultRef = clonePtr(r.VariablesRef), clonePtr(r.ResultRef)
-	c.ResumeInput = bytes.Clone(r.ResumeInput)
+	c.ResumeInput, c.ResumeInputRef = bytes.Clone(r.ResumeInput), clonePtr(r.ResumeInputRef)
 	c.Error = clonePtr(r.Error)
 	c.Cost = copyCost(r.Cost)
 	c.Agent.Concurrency, c.Agent.Budget = clonePtr(r.Agent.Concurrency), clonePtr(r.Agent.Budget)
@@ -117,7 +117,7 @@ func copyRun(r *sortie.Run) *sortie.Run {
 	c.Concurrency, c.Queue = clonePtr(r.Concurrency), clonePtr(r.Queue)
 	if r.Interrupt != nil {
 		i := *r.Interrupt
-		i.Checkpoint = bytes.Clone(i.Checkpoint)
+		i.Checkpoint, i.CheckpointRef = bytes.Clone(i.Checkpoint), clonePtr(i.CheckpointRef)
 		c.Interrupt = &i
 	}
 	if r.Attempts != nil {

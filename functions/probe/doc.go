@@ -22,7 +22,8 @@
 //	fail_attempts   int     ... only while attempt ≤ N (0: on every attempt)
 //	interrupt       string  "input-required" or "auth-required": on an attempt
 //	                        without resume data, return [functions.Interrupt]
-//	                        with prompt "need input" and checkpoint {"step":1};
+//	                        with prompt "need input" and checkpoint output
+//	                        when set, else {"step":1};
 //	                        when resumed, return {"resumed_with": INPUT,
 //	                        "checkpoint": CHECKPOINT}
 //	sleep_ms        int     then sleep this long, in ms, returning ctx's error

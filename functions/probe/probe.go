@@ -155,7 +155,7 @@ func (v *Variables) act(ctx context.Context, call *functions.Call) (out any, don
 		}
 		return nil, true, functions.Permanent(errors.New(v.Fail))
 	case v.Interrupt != "":
-		return interrupt(call, v.Interrupt)
+		return interrupt(call, v.Interrupt, v.Output)
 	case v.SleepMs > 0:
 		if err := sleep(ctx, time.Duration(v.SleepMs)*time.Millisecond); err != nil {
 			return nil, true, err
@@ -195,10 +195,14 @@ func (v *Variables) runSteps(ctx context.Context, call *functions.Call) ([]StepR
 	return out, nil
 }
 
-func interrupt(call *functions.Call, state sortie.State) (any, bool, error) {
+func interrupt(call *functions.Call, state sortie.State, output json.RawMessage) (any, bool, error) {
 	r := call.Resume()
 	if r == nil {
-		return nil, true, functions.Interrupt(state, "need input", map[string]int{"step": 1})
+		var checkpoint any = map[string]int{"step": 1}
+		if len(output) > 0 {
+			checkpoint = output
+		}
+		return nil, true, functions.Interrupt(state, "need input", checkpoint)
 	}
 	return map[string]json.RawMessage{"resumed_with": orNull(r.Input), "checkpoint": orNull(r.Checkpoint)}, true, nil
 }

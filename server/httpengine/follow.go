@@ -146,7 +146,7 @@ func (e *Engine) followOnce(ctx context.Context, id sortie.RunID, cur *sortie.Cu
 		if u.Event != nil {
 			*cur, progressed = u.Event.Cursor(), true
 		}
-		if u.Run != nil && (u.Run.VariablesRef != nil || u.Run.ResultRef != nil) {
+		if u.Run != nil && u.Run.HasPayloadRefs() {
 			// The stream carries payloads kept by reference as references.
 			if u.Run, err = e.Get(ctx, id); err != nil {
 				done = true

@@ -34,7 +34,7 @@ type PayloadData struct {
 
 // PublicRun returns a copy of r without what only the host and its workers
 // may see: the sealed configuration, the request hash, the resume input,
-// the interrupt's checkpoint, the attempts' launch IDs and, for attempts
+// the interrupt's checkpoint (and their payload references), the attempts' launch IDs and, for attempts
 // on the local launcher, the host's process ID, command and log path and
 // the claim owner (host name and PID; shown as "local").
 // Those fields are omitted from its JSON, except launch_id, which is
@@ -43,11 +43,11 @@ type PayloadData struct {
 // API shows runs the same way.
 func PublicRun(r *sortie.Run) *sortie.Run {
 	p := *r
-	p.SealedConfig, p.RequestHash, p.ResumeInput = nil, "", nil
+	p.SealedConfig, p.RequestHash, p.ResumeInput, p.ResumeInputRef = nil, "", nil, nil
 	p.Steps = sortie.PublicSteps(r.Steps)
 	if r.Interrupt != nil {
 		i := *r.Interrupt
-		i.Checkpoint = nil
+		i.Checkpoint, i.CheckpointRef = nil, nil
 		p.Interrupt = &i
 	}
 	if r.Attempts != nil {
