@@ -56,6 +56,20 @@ func TestInvocationValidate(t *testing.T) {
 		{"traceparent", func(i *Invocation) { i.TraceParent = "00-" + strings.Repeat("a", MaxTraceParentBytes) }},
 		{"tracestate", func(i *Invocation) { i.TraceState = "k=" + strings.Repeat("v", MaxTraceStateBytes) }},
 		{"report.callback_url", func(i *Invocation) { i.Report = Report{Mode: ReportCallback, CallbackURL: "file:///tmp/x", Token: "t"} }},
+		{"resume.input_ref", func(i *Invocation) {
+			i.Resume = &Resume{Input: json.RawMessage(`1`), InputRef: testRef(i.RunID, "resume-input-2-a")}
+		}},
+		{"resume.input_ref.key", func(i *Invocation) {
+			i.Resume = &Resume{InputRef: &PayloadRef{Store: "s", Key: "x", SHA256: strings.Repeat("a", 64)}}
+		}},
+		{"resume.checkpoint_ref", func(i *Invocation) {
+			i.Resume = &Resume{Checkpoint: json.RawMessage(`1`), CheckpointRef: testRef(i.RunID, "checkpoint-1")}
+		}},
+		{"resume.checkpoint_ref.sha256", func(i *Invocation) {
+			ref := testRef(i.RunID, "checkpoint-1")
+			ref.SHA256 = "X"
+			i.Resume = &Resume{CheckpointRef: ref}
+		}},
 	} {
 		inv := validInvocation()
 		tc.mutate(inv)
@@ -144,5 +158,35 @@ func TestPolicyDefaults(t *testing.T) {
 	m := Policy{MaxAttempts: 5}.Merge(Policy{MaxAttempts: 2, BackoffMs: 7})
 	if m.MaxAttempts != 5 || m.BackoffMs != 7 {
 		t.Errorf("Merge = %+v, want max attempts 5 (own) and backoff 7 (default)", m)
+	}
+}
+
+// testRef is a valid reference to object name of run.
+func testRef(run RunID, name string) *PayloadRef {
+	return &PayloadRef{Store: "file", Key: "runs/" + string(run) + "/" + name, Size: 1, SHA256: strings.Repeat("ab", 32)}
+}
+
+// A resumed attempt's input and checkpoint by reference are a valid
+// invocation; an interrupt with a checkpoint reference is a valid
+// outcome, and one with both or a bad reference is refused naming the
+// field.
+func TestResumeRefsValid(t *testing.T) {
+	inv := validInvocation()
+	inv.Resume = &Resume{InputRef: testRef(inv.RunID, "resume-input-2-a"), CheckpointRef: testRef(inv.RunID, "checkpoint-1")}
+	if err := inv.Validate(); err != nil {
+		t.Fatalf("Validate(resume by reference) = %v", err)
+	}
+	in := &Interrupt{State: StateInputRequired, CheckpointRef: testRef(inv.RunID, "checkpoint-1")}
+	if err := (&Outcome{Interrupt: in}).Validate(); err != nil {
+		t.Fatalf("Validate(interrupt by reference) = %v", err)
+	}
+	for field, bad := range map[string]*Interrupt{
+		"interrupt":                     {State: StateInputRequired, Checkpoint: json.RawMessage(`1`), CheckpointRef: in.CheckpointRef},
+		"interrupt.checkpoint_ref.size": {State: StateInputRequired, CheckpointRef: &PayloadRef{Store: "f", Key: in.CheckpointRef.Key, Size: -1, SHA256: in.CheckpointRef.SHA256}},
+	} {
+		var ve *ValidationError
+		if err := bad.Validate(); !errors.As(err, &ve) || ve.Field != field {
+			t.Errorf("Validate(%s) = %v, want a ValidationError on %s", field, err, field)
+		}
 	}
 }

@@ -76,6 +76,7 @@ var properties = []property{
 	{"DeferMovesTheNextLook", testDefer},
 	{"RetryClearsRunError", testRetryClearsRunError},
 	{"InterruptAndResume", testInterruptResume},
+	{"ResumeByReference", testResumeByReference},
 	{"ListFilters", testListFilters},
 	{"ListPagination", testListPagination},
 	{"PageTokenOfAnotherStoreRefused", testPageTokenOfAnotherStore},

@@ -46,6 +46,7 @@ func testClosed(t *testing.T, f *fixture) {
 		},
 		"RequestCancel": func() error { _, err := f.cp.RequestCancel(f.ctx, id, ""); return err },
 		"Resume":        func() error { _, err := f.cp.Resume(f.ctx, id, json.RawMessage(`{}`)); return err },
+		"ResumeRef":     func() error { _, err := f.cp.ResumeRef(f.ctx, id, payloadRef(id, "resume-input-2-a")); return err },
 		"Expired":       func() error { _, err := f.cp.Expired(f.ctx, T0, 0); return err },
 	}
 	for name, call := range calls {

@@ -33,7 +33,7 @@ type Keyring interface {
 	sortie.Sealer
 	sortie.ConfigSealer
 	Sealer
-	// SealPayloadURLs seals an attempt's URLs ([URLs], JSON) bound to
+	// SealPayloadURLs seals an attempt's URLs ([EncodeURLs]) bound to
 	// inv's run and attempt.
 	SealPayloadURLs(ctx context.Context, inv *sortie.Invocation, urls []byte) (json.RawMessage, error)
 }
@@ -49,7 +49,8 @@ const maxURLLife = 7 * 24 * time.Hour
 // in the Lambda reconciler function that relaunches their attempts: Seal
 // seals the attempt's configuration with the keyring, then grants it the
 // URLs of [Grant] (expiring [URLMargin] after the attempt's deadline) and
-// seals them into [sortie.Invocation.SealedPayloadURLs]. The URLs never
+// seals them, compressed ([EncodeURLs]), into
+// [sortie.Invocation.SealedPayloadURLs]. The URLs never
 // leave the process in the clear. The store's objects are sealed with
 // the same keyring, which the workers hold.
 type Granter struct {
@@ -81,7 +82,7 @@ func (g *Granter) Seal(ctx context.Context, inv *sortie.Invocation) error {
 	if err != nil {
 		return err
 	}
-	plain, err := json.Marshal(urls)
+	plain, err := EncodeURLs(urls)
 	if err != nil {
 		return err
 	}
@@ -99,24 +100,39 @@ func (g *Granter) Seal(ctx context.Context, inv *sortie.Invocation) error {
 
 // Grant returns the URLs the attempt of inv is granted in the store s
 // signs for, valid until expiry (a minute to 7 days from now): a GET URL
-// for its variables when that store holds them, and a PUT URL for its
-// result object ([sortie.ResultPayloadName]); nothing else. Errors are
-// the signer's.
+// for each payload of inv that store holds (its variables, a resumed
+// attempt's input and checkpoint), and a PUT URL for each object the
+// attempt may write: its result ([sortie.ResultPayloadName]) and its
+// interrupt's checkpoint ([sortie.CheckpointPayloadName]); nothing else.
+// Errors are the signer's.
 func Grant(ctx context.Context, s URLSigner, inv *sortie.Invocation, expiry time.Time) (*URLs, error) {
 	life := min(max(time.Until(expiry), time.Minute), maxURLLife)
-	urls := &URLs{Store: s.Name(), MaxPayloadBytes: s.Limits().MaxPayloadBytes, Put: map[string]string{}}
-	if ref := inv.VariablesRef; ref != nil && ref.Store == urls.Store {
-		u, err := s.SignURL(ctx, http.MethodGet, ref.Key, life)
-		if err != nil {
+	urls := &URLs{Store: s.Name(), MaxPayloadBytes: s.Limits().MaxPayloadBytes, Get: map[string]string{}, Put: map[string]string{}}
+	refs := []*sortie.PayloadRef{inv.VariablesRef}
+	if r := inv.Resume; r != nil {
+		refs = append(refs, r.InputRef, r.CheckpointRef)
+	}
+	for _, ref := range refs {
+		if ref != nil && ref.Store == urls.Store {
+			if err := sign(ctx, s, urls.Get, http.MethodGet, ref.Key, life); err != nil {
+				return nil, err
+			}
+		}
+	}
+	for _, name := range []string{sortie.ResultPayloadName(inv.Attempt), sortie.CheckpointPayloadName(inv.Attempt)} {
+		if err := sign(ctx, s, urls.Put, http.MethodPut, Key(inv.RunID, name), life); err != nil {
 			return nil, err
 		}
-		urls.Get = map[string]string{ref.Key: u}
 	}
-	key := Key(inv.RunID, sortie.ResultPayloadName(inv.Attempt))
-	u, err := s.SignURL(ctx, http.MethodPut, key, life)
-	if err != nil {
-		return nil, err
-	}
-	urls.Put[key] = u
 	return urls, nil
+}
+
+// sign puts into m the URL s signs for method on key, valid for life.
+func sign(ctx context.Context, s URLSigner, m map[string]string, method, key string, life time.Duration) error {
+	u, err := s.SignURL(ctx, method, key, life)
+	if err != nil {
+		return err
+	}
+	m[key] = u
+	return nil
 }

@@ -2,6 +2,7 @@ package sealed
 
 import (
 	"bytes"
+	"compress/gzip"
 	"context"
 	"encoding/json"
 	"errors"
@@ -29,10 +30,44 @@ type URLs struct {
 	Put map[string]string `json:"put,omitempty"`
 }
 
-// DecodeURLs decodes and checks opened URLs: a store name, a positive
-// limit, and absolute http(s) URLs of keys "runs/RUN/NAME". Errors never
-// contain a URL.
+// maxURLsBytes bounds the decompressed JSON of an attempt's URLs.
+const maxURLsBytes = 1 << 20
+
+// EncodeURLs returns the plaintext of u that a host seals: its JSON,
+// gzip-compressed. Every presigned URL repeats the signer's session token
+// (about 1 KB with temporary credentials), so compressed, five URLs take
+// little more room in an invocation than one.
+func EncodeURLs(u *URLs) ([]byte, error) {
+	plain, err := json.Marshal(u)
+	if err != nil {
+		return nil, err
+	}
+	defer clear(plain)
+	var buf bytes.Buffer
+	zw := gzip.NewWriter(&buf)
+	if _, err := zw.Write(plain); err != nil {
+		return nil, err
+	}
+	if err := zw.Close(); err != nil {
+		return nil, err
+	}
+	return buf.Bytes(), nil
+}
+
+// DecodeURLs decodes and checks opened URLs ([EncodeURLs], or their plain
+// JSON): a store name, a positive limit, and absolute http(s) URLs of
+// keys "runs/RUN/NAME". Errors never contain a URL.
 func DecodeURLs(b []byte) (*URLs, error) {
+	if bytes.HasPrefix(b, []byte{0x1f, 0x8b}) {
+		zr, err := gzip.NewReader(bytes.NewReader(b))
+		if err == nil {
+			b, err = io.ReadAll(io.LimitReader(zr, maxURLsBytes))
+		}
+		if err != nil {
+			return nil, sortie.Invalidf("sealed_payload_urls", "not gzip-compressed payload URLs")
+		}
+		defer clear(b)
+	}
 	var u URLs
 	if err := json.Unmarshal(b, &u); err != nil {
 		return nil, sortie.Invalidf("sealed_payload_urls", "not the JSON of payload URLs")

@@ -40,11 +40,15 @@ type rig struct {
 
 // newRig is a host's store on an S3-protocol server on loopback, signing
 // with (dummy) credentials, as a host on AWS signs.
-func newRig(t *testing.T) *rig {
+func newRig(t *testing.T) *rig { return newRigToken(t, "") }
+
+// newRigToken is newRig signing with a session token (temporary
+// credentials, as on Lambda, ECS or EC2), which every URL then carries.
+func newRigToken(t *testing.T, token string) *rig {
 	t.Helper()
 	t.Setenv("AWS_ACCESS_KEY_ID", "AKIDPAYLOADTEST")
 	t.Setenv("AWS_SECRET_ACCESS_KEY", "payload-test-secret")
-	t.Setenv("AWS_SESSION_TOKEN", "")
+	t.Setenv("AWS_SESSION_TOKEN", token)
 	t.Setenv("AWS_PROFILE", "")
 	t.Setenv("AWS_EC2_METADATA_DISABLED", "true")
 	srv := s3test.Start(t, "payloads")
@@ -97,8 +101,8 @@ func TestURLStoreRoundTrip(t *testing.T) {
 	inv, urls := r.grant(t, run, vars)
 	get := urls.Get[inv.VariablesRef.Key]
 	put := urls.Put[payload.Key(run, "result-1")]
-	if !strings.Contains(get, "X-Amz-Signature=") || !strings.Contains(put, "X-Amz-Signature=") || len(urls.Get) != 1 || len(urls.Put) != 1 {
-		t.Fatalf("granted URLs = %d GET, %d PUT (%t, %t signed); want one presigned URL of each", len(urls.Get), len(urls.Put), get != "", put != "")
+	if !strings.Contains(get, "X-Amz-Signature=") || !strings.Contains(put, "X-Amz-Signature=") || len(urls.Get) != 1 || len(urls.Put) != 2 {
+		t.Fatalf("granted URLs = %d GET, %d PUT (%t, %t signed); want presigned URLs: GET of the variables, PUT of the result and the checkpoint", len(urls.Get), len(urls.Put), get != "", put != "")
 	}
 	w := sealed.NewURLStore(urls, r.kr, nil)
 	got, err := w.Get(t.Context(), run, "probe", inv.VariablesRef)
