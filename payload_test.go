@@ -63,3 +63,27 @@ func TestNoPayloadStoreRefusesAtSubmit(t *testing.T) {
 		t.Fatalf("a run returning 300,002 bytes on a worker without a store: %s, %+v; want failed with an output error naming the limit", run.State, run.Error)
 	}
 }
+
+// Without a payload store, a resume input over sortie.MaxVariablesBytes is
+// refused at resume naming the field and the limit, and the run stays
+// interrupted without it; a worker without one fails an interrupt whose
+// checkpoint is over sortie.MaxResultBytes with a permanent "output"
+// error naming the limit.
+func TestNoPayloadStoreRefusesLargeResume(t *testing.T) {
+	r := newRig(t, nil)
+	paused := r.wait(t, r.submit(t, `{"events":0,"interrupt":"input-required"}`, "").ID)
+	big, _ := json.Marshal(map[string]string{"answer": strings.Repeat("x", sortie.MaxVariablesBytes)})
+	_, err := r.client.Resume(t.Context(), paused.ID, big)
+	var ve *sortie.ValidationError
+	if !errors.As(err, &ve) || ve.Field != "input" || !strings.Contains(err.Error(), "262144") || !strings.Contains(err.Error(), "no payload store") {
+		t.Fatalf("Resume(%d bytes) = %v; want a ValidationError on input naming the 262144-byte limit", len(big), err)
+	}
+	if run, err := r.client.Get(t.Context(), paused.ID); err != nil || run.State != sortie.StateInputRequired || run.ResumeInput != nil || run.ResumeInputRef != nil {
+		t.Fatalf("after the refusal: %+v, %v; want the run input-required without resume input", run, err)
+	}
+	// 50,000 bytes of variables; the checkpoint escapes each '<' as \u003c.
+	run := r.wait(t, r.submit(t, `{"events":0,"interrupt":"input-required","output":"`+strings.Repeat("<", 50_000)+`"}`, "").ID)
+	if run.State != sortie.StateFailed || run.Error == nil || run.Error.Type != "output" || !strings.Contains(run.Error.Message, "262144") || !strings.Contains(run.Error.Message, "no payload store") {
+		t.Fatalf("a run interrupting with a 300,002-byte checkpoint on a worker without a store: %s, %+v; want failed with an output error naming the limit", run.State, run.Error)
+	}
+}
