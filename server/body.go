@@ -19,7 +19,7 @@ import (
 // configuration, plus the small fields.
 const (
 	submitOverheadBytes = sortie.MaxConfigBytes + 16<<10
-	maxResumeBytes      = sortie.MaxVariablesBytes + 1<<10
+	resumeOverheadBytes = 1 << 10
 	maxSmallBytes       = 16 << 10
 )
 
@@ -67,6 +67,12 @@ func decode(s schemas, w http.ResponseWriter, r *http.Request, name string, limi
 		return sortie.Invalidf("body", "%v", err)
 	}
 	return nil
+}
+
+// maxResumeBytes is the largest resume body the server reads: a resume
+// input may be as large as the engine's variables.
+func (s *Server) maxResumeBytes() int64 {
+	return int64(s.eng.MaxVariablesBytes()) + resumeOverheadBytes
 }
 
 // maxSubmitBytes is the largest submission body the server reads.

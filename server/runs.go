@@ -203,7 +203,7 @@ func (s *Server) resume(w http.ResponseWriter, r *http.Request) {
 	id, err := runID(r)
 	var req wire.ResumeRequest
 	if err == nil {
-		err = decode(s.schemas, w, r, "resume", maxResumeBytes, &req)
+		err = decode(s.schemas, w, r, "resume", s.maxResumeBytes(), &req)
 	}
 	var run *sortie.Run
 	if err == nil {

@@ -198,7 +198,7 @@ as "sortie get" does).`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			flag := "--input"
 			if inputFile != "" {
-				b, err := readLimited(inputFile, sortie.MaxVariablesBytes)
+				b, err := readLimited(inputFile, maxVarsFileBytes) // the host refuses what it cannot keep
 				if err != nil {
 					return usagef("--input-file: %v", err)
 				}
