@@ -7,8 +7,10 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"maps"
 	"net"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -19,6 +21,7 @@ import (
 	"github.com/sortie-run/sortie/host/gcphost"
 	"github.com/sortie-run/sortie/internal/s3test"
 	"github.com/sortie-run/sortie/payload"
+	"github.com/sortie-run/sortie/payload/sealed"
 	"github.com/sortie-run/sortie/testrig/cloudkms"
 )
 
@@ -98,13 +101,18 @@ func TestJobPayloadsByReference(t *testing.T) {
 			if err != nil {
 				t.Fatalf("OpenPayloadURLs = %v", err)
 			}
-			for _, part := range strings.Split(string(plain), "X-Amz-Signature=")[1:] {
-				secrets = append(secrets, part[:64])
+			urls, err := sealed.DecodeURLs(plain)
+			if err != nil {
+				t.Fatalf("DecodeURLs = %v", err)
+			}
+			for _, u := range append(slices.Collect(maps.Values(urls.Get)), slices.Collect(maps.Values(urls.Put))...) {
+				_, sig, _ := strings.Cut(u, "X-Amz-Signature=")
+				secrets = append(secrets, sig)
 			}
 		}
 	}
-	if len(secrets) != 4 {
-		t.Fatalf("the RunJob requests carried %d URL signatures, want 4 (GET and PUT for each run)", len(secrets))
+	if len(secrets) != 6 {
+		t.Fatalf("the RunJob requests carried %d URL signatures, want 6 (a GET of the variables, PUTs of the result and the checkpoint, for each run)", len(secrets))
 	}
 	for _, run := range runs {
 		stored, _ := cp.Get(t.Context(), run.ID)
