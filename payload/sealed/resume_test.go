@@ -44,18 +44,7 @@ func (r *rig) resumed(t *testing.T, run sortie.RunID, input, checkpoint []byte) 
 			t.Fatalf("Put(%s) = %v", p.name, err)
 		}
 	}
-	if err := payload.NewGranter(r.store, r.kr).Seal(ctx, inv); err != nil {
-		t.Fatalf("Granter.Seal = %v", err)
-	}
-	plain, _, err := r.kr.OpenPayloadURLs(ctx, inv)
-	if err != nil {
-		t.Fatalf("OpenPayloadURLs = %v", err)
-	}
-	urls, err := sealed.DecodeURLs(plain)
-	if err != nil {
-		t.Fatalf("DecodeURLs = %v", err)
-	}
-	return inv, urls
+	return inv, r.seal(t, inv)
 }
 
 // A resumed attempt on a host signing with a 1,200-character session

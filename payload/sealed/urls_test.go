@@ -76,10 +76,17 @@ func (r *rig) grant(t *testing.T, run sortie.RunID, vars []byte) (*sortie.Invoca
 		}
 		inv.VariablesRef = ref
 	}
-	if err := payload.NewGranter(r.store, r.kr).Seal(ctx, inv); err != nil {
+	return inv, r.seal(t, inv)
+}
+
+// seal grants inv its URLs as the host does and opens them as the worker
+// does.
+func (r *rig) seal(t *testing.T, inv *sortie.Invocation) *sealed.URLs {
+	t.Helper()
+	if err := payload.NewGranter(r.store, r.kr).Seal(t.Context(), inv); err != nil {
 		t.Fatalf("Granter.Seal = %v", err)
 	}
-	plain, _, err := r.kr.OpenPayloadURLs(ctx, inv)
+	plain, _, err := r.kr.OpenPayloadURLs(t.Context(), inv)
 	if err != nil {
 		t.Fatalf("OpenPayloadURLs = %v", err)
 	}
@@ -87,7 +94,7 @@ func (r *rig) grant(t *testing.T, run sortie.RunID, vars []byte) (*sortie.Invoca
 	if err != nil {
 		t.Fatalf("DecodeURLs = %v", err)
 	}
-	return inv, urls
+	return urls
 }
 
 // A worker with nothing but the granted URLs and the keyring reads 5 MB
