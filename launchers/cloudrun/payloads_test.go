@@ -174,9 +174,39 @@ func TestHostJobPayloadsOverCallbacks(t *testing.T) {
 	if run.State != sortie.StateCompleted || run.ResultRef == nil || json.Unmarshal(run.Result, &out) != nil || out != output {
 		t.Fatalf("run = %s %q, result ref %v, %d bytes; want completed with the 300 KB output back, kept by reference", run.State, run.Reason, run.ResultRef, len(run.Result))
 	}
+	resumeOverCallbacks(t, h, output)
 	for k, v := range bucket.Objects(t) {
 		if bytes.Contains(v, []byte(payloadCanary)) {
 			t.Errorf("object %s holds the canary in plaintext", k)
 		}
+	}
+}
+
+// resumeOverCallbacks: a container reporting over callbacks interrupts
+// with a 300 KB checkpoint (kept by reference through its PUT URL, the
+// callback carrying checkpoint_ref), the host keeps a 300 KB resume input,
+// and the resumed container reads both through its GET URLs.
+func resumeOverCallbacks(t *testing.T, h *host.Host, checkpoint string) {
+	t.Helper()
+	vars, _ := json.Marshal(map[string]any{"events": 0, "interrupt": "input-required", "output": checkpoint})
+	run, err := h.Client().Submit(t.Context(), &sortie.SubmitRequest{Agent: "probe", Variables: vars})
+	if err != nil {
+		t.Fatalf("Submit(interrupting) = %v", err)
+	}
+	paused := waitRun(t, h.Engine(), run.ID, "run "+string(run.ID)+" to pause", false, settled)
+	if paused.State != sortie.StateInputRequired || paused.Interrupt.CheckpointRef == nil {
+		t.Fatalf("run = %s %q, interrupt %+v; want input-required with its checkpoint by reference", paused.State, paused.Reason, paused.Interrupt)
+	}
+	input, _ := json.Marshal(map[string]string{"answer": checkpoint})
+	if _, err := h.Client().Resume(t.Context(), run.ID, input); err != nil {
+		t.Fatalf("Resume(%d bytes) = %v", len(input), err)
+	}
+	done := waitRun(t, h.Engine(), run.ID, "run "+string(run.ID)+" to end", false, func(r *sortie.Run) bool { return r.State.Terminal() })
+	var out struct {
+		ResumedWith json.RawMessage `json:"resumed_with"`
+		Checkpoint  string          `json:"checkpoint"`
+	}
+	if done.State != sortie.StateCompleted || json.Unmarshal(done.Result, &out) != nil || !bytes.Equal(out.ResumedWith, input) || out.Checkpoint != checkpoint {
+		t.Fatalf("resumed run = %s %q; want completed, the handler having seen the %d-byte input and the checkpoint exactly", done.State, done.Reason, len(input))
 	}
 }
