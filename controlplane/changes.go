@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/sortie-run/sortie"
 	"github.com/sortie-run/sortie/pricing"
@@ -166,6 +167,9 @@ func (c Changes) ResumeRef(ctx context.Context, id sortie.RunID, ref *sortie.Pay
 	}
 	if err := ref.Validate("input_ref"); err != nil {
 		return nil, err
+	}
+	if !strings.HasPrefix(ref.Key, "runs/"+string(id)+"/") {
+		return nil, sortie.Invalidf("input_ref.key", "%.80q is not an object of run %s", ref.Key, id)
 	}
 	return c.resume(ctx, id, func(r *sortie.Run) error { return ResumeRef(r, ref, c.nowMs()) })
 }

@@ -158,3 +158,22 @@ func TestResumeInputOverStoreLimitRefused(t *testing.T) {
 	}
 	noCanary(t, h.StateDir())
 }
+
+// A resume input counts toward the payload store's per-run total with the
+// run's other objects (here its variables and checkpoint, 600 KB each):
+// one that would take the run over it is refused naming the limit.
+func TestResumeInputCountsTowardTheRunTotal(t *testing.T) {
+	h := newHost(t, host.Config{StateDir: t.TempDir(), InProcess: true, PayloadLimits: sortie.PayloadLimits{MaxRunBytes: 1_500_000}})
+	paused := interrupted(t, h, canaryJSON(600<<10))
+	if paused.VariablesRef == nil || paused.Interrupt.CheckpointRef == nil {
+		t.Fatalf("variables ref %+v, checkpoint ref %+v; want both kept by reference", paused.VariablesRef, paused.Interrupt.CheckpointRef)
+	}
+	_, err := h.Client().Resume(t.Context(), paused.ID, []byte(`{"answer":`+string(canaryJSON(600<<10))+`}`))
+	var ve *sortie.ValidationError
+	if !errors.As(err, &ve) || ve.Field != "input" || !strings.Contains(err.Error(), "per-run limit of 1500000") {
+		t.Fatalf("Resume(600 KB) = %v; want a ValidationError on input naming the per-run limit of 1500000 bytes", err)
+	}
+	if run := waitStored(t, h, paused.ID, sortie.StateInputRequired); run.ResumeInputRef != nil {
+		t.Errorf("after the refusal the run holds resume input ref %+v, want none", run.ResumeInputRef)
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 
@@ -32,11 +33,10 @@ func testResumeByReference(t *testing.T, f *fixture) {
 		"input_ref":     nil,
 		"input_ref.key": {Store: "file", Key: "runs/../x", SHA256: strings.Repeat("ab", 32)},
 	} {
-		_, err := f.cp.ResumeRef(f.ctx, run.ID, ref)
-		if ve := (*sortie.ValidationError)(nil); !errors.As(err, &ve) || ve.Field != field {
-			t.Errorf("ResumeRef(bad %s) = %v, want a ValidationError on %s", field, err, field)
-		}
+		checkResumeRefRefused(t, f, run.ID, field, ref)
 	}
+	// A valid reference to another run's object.
+	checkResumeRefRefused(t, f, run.ID, "input_ref.key", payloadRef(sortie.NewRunID(time.UnixMilli(T0)), "resume-input-2-abc"))
 	f.unchanged("ResumeRef with bad references", run.ID, paused)
 
 	ref := payloadRef(run.ID, "resume-input-2-abc")
@@ -62,6 +62,15 @@ func testResumeByReference(t *testing.T, f *fixture) {
 	if inline.ResumeInputRef != nil || string(inline.ResumeInput) != `{"answer":1}` {
 		t.Errorf("Resume(inline) = input %s, ref %+v; want the input inline, no reference", inline.ResumeInput, inline.ResumeInputRef)
 	}
-	_, err = f.cp.ResumeRef(f.ctx, f.submitted(T0+10).ID, ref)
+	fresh := f.submitted(T0 + 10)
+	_, err = f.cp.ResumeRef(f.ctx, fresh.ID, payloadRef(fresh.ID, "resume-input-1-abc"))
 	wantErr(t, "ResumeRef(submitted run)", err, sortie.ErrConflict)
+}
+
+func checkResumeRefRefused(t *testing.T, f *fixture, id sortie.RunID, field string, ref *sortie.PayloadRef) {
+	t.Helper()
+	_, err := f.cp.ResumeRef(f.ctx, id, ref)
+	if ve := (*sortie.ValidationError)(nil); !errors.As(err, &ve) || ve.Field != field {
+		t.Errorf("ResumeRef(bad %s) = %v, want a ValidationError on %s", field, err, field)
+	}
 }
