@@ -261,7 +261,10 @@ func (e *Engine) launch(ctx context.Context, run *Run) (*Run, error) {
 		e.log.Warn("launch deferred", "run", run.ID, "attempt", inv.Attempt, "err", err)
 		return run, nil
 	}
-	meter := &Meter{}
+	meter, ok := ctx.Value(meterKey{}).(*Meter) // a resume's, which counted the input it stored
+	if !ok {
+		meter = &Meter{}
+	}
 	if err := e.seal(WithMeter(ctx, meter), inv); errors.Is(err, ErrUnavailable) {
 		// Transient: the run stays reserved and the reconciler launches it
 		// once its lease expires; the submission itself succeeded.
@@ -409,6 +412,7 @@ func (e *Engine) Resume(ctx context.Context, id RunID, input json.RawMessage) (*
 		return nil, err
 	}
 	defer e.life.release()
+	ctx = WithMeter(ctx, &Meter{}) // the resumed attempt's usage counts the input stored
 	run, err := e.resume(ctx, id, input)
 	if err != nil {
 		return nil, err

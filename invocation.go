@@ -3,6 +3,7 @@ package sortie
 import (
 	"encoding/json"
 	"net/url"
+	"slices"
 
 	"github.com/sortie-run/sortie/internal/strictjson"
 )
@@ -81,6 +82,17 @@ type Resume struct {
 	Input         json.RawMessage `json:"input,omitempty"`
 	// InputRef is set instead of Input ([Run.ResumeInputRef]).
 	InputRef *PayloadRef `json:"input_ref,omitempty"`
+}
+
+// PayloadRefs returns the payloads inv hands its attempt by reference:
+// its variables, and a resumed attempt's input and checkpoint (those
+// set, in that order).
+func (inv *Invocation) PayloadRefs() []*PayloadRef {
+	refs := []*PayloadRef{inv.VariablesRef}
+	if r := inv.Resume; r != nil {
+		refs = append(refs, r.InputRef, r.CheckpointRef)
+	}
+	return slices.DeleteFunc(refs, func(r *PayloadRef) bool { return r == nil })
 }
 
 // validate checks the resume data's fields and limits.

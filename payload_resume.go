@@ -78,6 +78,7 @@ func (e *Engine) offloadResumeInput(ctx context.Context, run *Run, input json.Ra
 	if err != nil {
 		return nil, fmt.Errorf("resume: store the input of run %s: %w", run.ID, err)
 	}
+	AddPayloadWrite(ctx, ref)
 	return ref, nil
 }
 

@@ -89,9 +89,10 @@ func (m *meteredStore) Get(ctx context.Context, run sortie.RunID, agent string, 
 
 // payloadUsage adds to u the payload requests made for the attempt: its
 // own store's, or, when its handler ran in a warm pool process (which
-// reads and writes payloads itself, see runsHere), one read of the
-// variables it was handed by reference and one write of a result o names
-// by reference, with its bytes offloaded.
+// reads and writes payloads itself, see runsHere), one read of each
+// payload it was handed by reference (Invocation.PayloadRefs) and one write of a result
+// or checkpoint o names by reference (writtenRef), with its bytes
+// offloaded.
 func (a *attempt) payloadUsage(u *sortie.Usage, o sortie.Outcome) {
 	var writes, reads int64
 	var kind string
@@ -99,10 +100,10 @@ func (a *attempt) payloadUsage(u *sortie.Usage, o sortie.Outcome) {
 		writes, reads, kind = m.writes, m.reads, m.kind
 	}
 	if !a.w.runsHere(a.inv.Agent.Runtime) {
-		if ref := a.inv.VariablesRef; ref != nil {
+		for _, ref := range a.inv.PayloadRefs() {
 			reads, kind = reads+1, sortie.PayloadStoreKind(ref.Store)
 		}
-		if ref := o.ResultRef; ref != nil && u.OffloadedBytes == 0 {
+		if ref := writtenRef(o); ref != nil && u.OffloadedBytes == 0 {
 			writes, kind = writes+1, sortie.PayloadStoreKind(ref.Store)
 			u.OffloadedBytes = ref.Size
 		}
@@ -148,8 +149,9 @@ func (w *Worker) loadVariables(ctx context.Context, a *attempt) *sortie.Outcome 
 
 // storeResult keeps a result over sortie.MaxResultBytes in the worker's
 // payload store and returns the outcome naming it by reference, and the
-// bytes stored (an interrupt's checkpoint likewise: storeCheckpoint). Without a store, or over the store's limits, the outcome
-// is a permanent error of type "output" naming the size and the limit.
+// bytes stored (an interrupt's checkpoint likewise: storeCheckpoint).
+// Without a store, or over the store's limits, the outcome is a
+// permanent error of type "output" naming the size and the limit.
 func (w *Worker) storeResult(ctx context.Context, a *attempt, o sortie.Outcome) (sortie.Outcome, int64) {
 	if o.Interrupt != nil {
 		return w.storeCheckpoint(ctx, a, o)

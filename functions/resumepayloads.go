@@ -89,3 +89,12 @@ func (w *Worker) storeCheckpoint(ctx context.Context, a *attempt, o sortie.Outco
 	o.Interrupt = &in
 	return o, int64(n)
 }
+
+// writtenRef is the payload o names by reference: its result or its
+// interrupt's checkpoint, or nil.
+func writtenRef(o sortie.Outcome) *sortie.PayloadRef {
+	if o.Interrupt != nil {
+		return o.Interrupt.CheckpointRef
+	}
+	return o.ResultRef
+}

@@ -50,5 +50,28 @@ func TestLargeResumeThroughServe(t *testing.T) {
 	if !bytes.Equal(got.ResumedWith, input) || !bytes.Equal(got.Checkpoint, cp.Output) {
 		t.Errorf("the resumed handler saw %d bytes of input and %d of checkpoint; want exactly the %d and %d", len(got.ResumedWith), len(got.Checkpoint), len(input), len(cp.Output))
 	}
+	checkResumeUsage(t, final, int64(len(cp.Output)), int64(len(input)))
 	noPlaintext(t, c.state)
+}
+
+// checkResumeUsage fails unless run's attempts count the payload
+// requests of an interrupted, then resumed, run on warm workers: attempt 1
+// the engine's write of the variables, the worker's read of them and its
+// write of the checkpoint; attempt 2 the engine's write of the resume
+// input, the worker's reads of the variables, input and checkpoint, and
+// its write of the result.
+func checkResumeUsage(t *testing.T, run *sortie.Run, checkpoint, input int64) {
+	t.Helper()
+	if len(run.Attempts) != 2 || run.VariablesRef == nil || run.ResultRef == nil {
+		t.Fatalf("run = %d attempts, variables ref %v, result ref %v; want 2 attempts, both by reference", len(run.Attempts), run.VariablesRef, run.ResultRef)
+	}
+	for i, want := range []sortie.Usage{
+		{PayloadReads: 1, PayloadWrites: 2, OffloadedBytes: run.VariablesRef.Size + checkpoint},
+		{PayloadReads: 3, PayloadWrites: 2, OffloadedBytes: input + run.ResultRef.Size},
+	} {
+		u := run.Attempts[i].Usage
+		if u == nil || u.PayloadReads != want.PayloadReads || u.PayloadWrites != want.PayloadWrites || u.OffloadedBytes != want.OffloadedBytes || u.PayloadStore != "file" {
+			t.Errorf("attempt %d usage = %+v; want %d reads, %d writes, %d bytes offloaded on the file store", i+1, u, want.PayloadReads, want.PayloadWrites, want.OffloadedBytes)
+		}
+	}
 }

@@ -108,12 +108,8 @@ func (g *Granter) Seal(ctx context.Context, inv *sortie.Invocation) error {
 func Grant(ctx context.Context, s URLSigner, inv *sortie.Invocation, expiry time.Time) (*URLs, error) {
 	life := min(max(time.Until(expiry), time.Minute), maxURLLife)
 	urls := &URLs{Store: s.Name(), MaxPayloadBytes: s.Limits().MaxPayloadBytes, Get: map[string]string{}, Put: map[string]string{}}
-	refs := []*sortie.PayloadRef{inv.VariablesRef}
-	if r := inv.Resume; r != nil {
-		refs = append(refs, r.InputRef, r.CheckpointRef)
-	}
-	for _, ref := range refs {
-		if ref != nil && ref.Store == urls.Store {
+	for _, ref := range inv.PayloadRefs() {
+		if ref.Store == urls.Store {
 			if err := sign(ctx, s, urls.Get, http.MethodGet, ref.Key, life); err != nil {
 				return nil, err
 			}
