@@ -397,30 +397,6 @@ func (e *Engine) Events(ctx context.Context, id RunID, after Cursor, limit int) 
 	return e.cp.Events(ctx, id, after, limit)
 }
 
-// Resume continues an interrupted run with input as a new attempt. Input
-// over [MaxVariablesBytes], or that would take the resumed invocation
-// over the launcher's limit ([InvocationLimiter]), is kept in the payload
-// store ([EngineOptions.Payloads]) and the run holds its reference. It
-// returns ErrClosed after Close, and a [*ValidationError] naming the field
-// and the limit, before anything is stored, for input that fits neither
-// (no payload store, or over the store's limits).
-func (e *Engine) Resume(ctx context.Context, id RunID, input json.RawMessage) (*Run, error) {
-	if err := id.Validate(); err != nil {
-		return nil, err
-	}
-	if err := e.life.acquire("resume"); err != nil {
-		return nil, err
-	}
-	defer e.life.release()
-	ctx = WithMeter(ctx, &Meter{}) // the resumed attempt's usage counts the input stored
-	run, err := e.resume(ctx, id, input)
-	if err != nil {
-		return nil, err
-	}
-	run, err = e.launch(ctx, run)
-	return e.priced(run), err
-}
-
 // Watch implements [Watcher] when the control plane is a [Notifier].
 func (e *Engine) Watch(id RunID) (<-chan struct{}, func()) {
 	if n, ok := e.cp.(Notifier); ok {

@@ -3,11 +3,10 @@ package sortie
 import (
 	"context"
 	"crypto/rand"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
-
-	"encoding/json"
 )
 
 // CheckpointPayloadName is the payload name of the checkpoint attempt's
@@ -20,6 +19,30 @@ func CheckpointPayloadName(attempt int) string { return fmt.Sprintf("checkpoint-
 // concurrent one that loses) replaces another's object.
 func resumeInputPayloadName(attempt int) string {
 	return fmt.Sprintf("resume-input-%d-%s", attempt, strings.ToLower(rand.Text()[:10]))
+}
+
+// Resume continues an interrupted run with input as a new attempt. Input
+// over [MaxVariablesBytes], or that would take the resumed invocation
+// over the launcher's limit ([InvocationLimiter]), is kept in the payload
+// store ([EngineOptions.Payloads]) and the run holds its reference. It
+// returns ErrClosed after Close, and a [*ValidationError] naming the field
+// and the limit, before anything is stored, for input that fits neither
+// (no payload store, or over the store's limits).
+func (e *Engine) Resume(ctx context.Context, id RunID, input json.RawMessage) (*Run, error) {
+	if err := id.Validate(); err != nil {
+		return nil, err
+	}
+	if err := e.life.acquire("resume"); err != nil {
+		return nil, err
+	}
+	defer e.life.release()
+	ctx = WithMeter(ctx, &Meter{}) // the resumed attempt's usage counts the input stored
+	run, err := e.resume(ctx, id, input)
+	if err != nil {
+		return nil, err
+	}
+	run, err = e.launch(ctx, run)
+	return e.priced(run), err
 }
 
 // resume continues run id with input, inline when it fits: under
