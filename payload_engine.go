@@ -57,8 +57,8 @@ func (e *Engine) dropPayloads(ctx context.Context, run *Run) {
 }
 
 // inlined fills in run's Variables, Result, ResumeInput and interrupt
-// Checkpoint from the payload store when the run keeps them there, so a client reads them as if inline; the
-// references stay on the run. Errors wrap [ErrPayloadIntegrity] for an
+// Checkpoint from the payload store when the run keeps them there, so a
+// client reads them as if inline; the references stay on the run. Errors wrap [ErrPayloadIntegrity] for an
 // object that is not the one referenced.
 func (e *Engine) inlined(ctx context.Context, run *Run) (*Run, error) {
 	if run == nil || !run.HasPayloadRefs() {

@@ -50,8 +50,8 @@ const maxURLLife = 7 * 24 * time.Hour
 // seals the attempt's configuration with the keyring, then grants it the
 // URLs of [Grant] (expiring [URLMargin] after the attempt's deadline) and
 // seals them, compressed ([EncodeURLs]), into
-// [sortie.Invocation.SealedPayloadURLs]. The URLs never
-// leave the process in the clear. The store's objects are sealed with
+// [sortie.Invocation.SealedPayloadURLs]. The URLs never leave the process
+// in the clear. The store's objects are sealed with
 // the same keyring, which the workers hold.
 type Granter struct {
 	Keyring
