@@ -8,16 +8,20 @@ import (
 	"github.com/google/go-cmp/cmp"
 )
 
-// rawJSON compares raw JSON by its compact form, an absent value as null.
-var rawJSON = cmp.Transformer("compact", func(b json.RawMessage) string {
+// rawJSON compares raw JSON by the value it holds (numbers as written),
+// an absent value as null: json.Marshal escapes <, > and & in raw values
+// (\u0026), which is the same JSON.
+var rawJSON = cmp.Transformer("value", func(b json.RawMessage) any {
 	if len(b) == 0 {
-		return "null"
+		return nil
 	}
-	var buf bytes.Buffer
-	if err := json.Compact(&buf, b); err != nil {
+	d := json.NewDecoder(bytes.NewReader(b))
+	d.UseNumber()
+	var v any
+	if err := d.Decode(&v); err != nil {
 		return "invalid: " + string(b)
 	}
-	return buf.String()
+	return v
 })
 
 // emptyAsNil compares an empty list as absent: "config_refs": [] is
