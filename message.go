@@ -173,7 +173,10 @@ type StepMessage struct {
 	// Name is the step's name, unique in the run (see [CheckStepName]).
 	Name string `json:"name"`
 	// Result is the step's result: JSON of at most [MaxStepResultBytes].
-	Result json.RawMessage `json:"result"`
+	Result json.RawMessage `json:"result,omitempty"`
+	// ResultRef is set instead of Result by a Go session worker that kept
+	// a larger result in its payload store itself ([Step.ResultRef]).
+	ResultRef *PayloadRef `json:"result_ref,omitempty"`
 	// Secret asks the worker runtime to store the result sealed (see
 	// [Step.Sealed]); a later attempt still gets it in the clear.
 	Secret bool `json:"secret,omitempty"`
@@ -193,8 +196,13 @@ func (s *StepMessage) Validate() error {
 	if err := CheckStepName(s.Name); err != nil {
 		return err
 	}
-	if len(s.Result) == 0 {
-		return invalidf("step.result", "step %.64q: is required (JSON; null for none)", s.Name)
+	if (len(s.Result) == 0) == (s.ResultRef == nil) {
+		return invalidf("step.result", "step %.64q: set exactly one of result (JSON; null for none) and result_ref", s.Name)
+	}
+	if s.ResultRef != nil {
+		if err := s.ResultRef.Validate("step.result_ref"); err != nil {
+			return err
+		}
 	}
 	if err := checkJSON("step.result", s.Result, MaxStepResultBytes); err != nil {
 		return err

@@ -2,6 +2,8 @@ package sortie
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"time"
@@ -14,6 +16,16 @@ const payloadVariables = "variables"
 // "result-ATTEMPT": each attempt writes its own object, so a late attempt
 // never replaces the result the run recorded.
 func ResultPayloadName(attempt int) string { return fmt.Sprintf("result-%d", attempt) }
+
+// StepPayloadName is the payload name of the result of step name kept by
+// reference ([Step.ResultRef]) by attempt: "step-HASH-ATTEMPT", HASH the
+// first 32 hex digits of the SHA-256 of name. Each attempt writes its own
+// object, so an attempt that runs a step again never replaces the object
+// another attempt recorded.
+func StepPayloadName(name string, attempt int) string {
+	sum := sha256.Sum256([]byte(name))
+	return fmt.Sprintf("step-%s-%d", hex.EncodeToString(sum[:16]), attempt)
+}
 
 // variablesLimit is the largest variables object a submission may carry,
 // and what that limit is: the payload store's per-payload maximum, else

@@ -14,13 +14,18 @@ import (
 const (
 	// MaxStepNameBytes is the longest step name.
 	MaxStepNameBytes = 128
-	// MaxStepResultBytes is the largest result of one step (its JSON, or
-	// its sealed form for a secret step).
+	// MaxStepResultBytes is the largest result of one step kept inline
+	// (its JSON, or its sealed form for a secret step). A larger one is
+	// kept by reference ([Step.ResultRef]) in the worker's
+	// [PayloadStore], up to that store's per-payload maximum
+	// ([PayloadLimits.MaxPayloadBytes]).
 	MaxStepResultBytes = 64 << 10
 	// MaxSteps is the most steps a run may record.
 	MaxSteps = 1000
 	// MaxStepsBytes is the most result bytes a run's steps may hold in
-	// all, so every attempt can be handed them.
+	// all, so every attempt can be handed them: their inline part
+	// ([Step.Size]; a result kept by reference counts its reference, and
+	// the payload store's per-run maximum bounds its value).
 	MaxStepsBytes = 1 << 20
 )
 
@@ -45,12 +50,17 @@ type Step struct {
 	// the worker (a session's invoke frame, an exec worker's invocation).
 	Secret bool `json:"secret,omitempty"`
 	// Result is the step's result, JSON of at most [MaxStepResultBytes];
-	// absent when Sealed is set.
+	// absent when Sealed or ResultRef is set.
 	Result json.RawMessage `json:"result,omitempty"`
 	// Sealed is a secret step's result, envelope-encrypted by the worker
 	// runtime and bound to the run and the step's name; opaque to
 	// everything but the worker. At most [MaxStepResultBytes].
 	Sealed json.RawMessage `json:"sealed,omitempty"`
+	// ResultRef is set instead of Result or Sealed for a result over
+	// [MaxStepResultBytes] (or whose sealed form is): the worker kept it
+	// in its [PayloadStore] as [StepPayloadName], sealed like every
+	// payload, so a secret step's reference holds no plaintext either.
+	ResultRef *PayloadRef `json:"result_ref,omitempty"`
 	// StartedMs is when the step's first try started, Unix ms.
 	StartedMs int64 `json:"started_ms"`
 	// DurationMs is how long its tries took in all, in ms.
@@ -88,8 +98,13 @@ func (s *Step) Validate() error {
 	if s.Status != StepCompleted {
 		return invalidf("step.status", "%.32q, want %q", s.Status, StepCompleted)
 	}
-	if (len(s.Result) == 0) == (len(s.Sealed) == 0) {
-		return invalidf("step.result", "step %.64q: set exactly one of result and sealed", s.Name)
+	if n := btoi(len(s.Result) > 0) + btoi(len(s.Sealed) > 0) + btoi(s.ResultRef != nil); n != 1 {
+		return invalidf("step.result", "step %.64q: set exactly one of result, sealed and result_ref", s.Name)
+	}
+	if s.ResultRef != nil {
+		if err := s.ResultRef.Validate("step.result_ref"); err != nil {
+			return err
+		}
 	}
 	if len(s.Sealed) > 0 && !s.Secret {
 		return invalidf("step.secret", "step %.64q: a sealed result is a secret step's", s.Name)
@@ -106,18 +121,44 @@ func (s *Step) Validate() error {
 	return nil
 }
 
+func btoi(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
 // Size is what the step counts against [MaxStepsBytes]: its result's or
-// sealed result's bytes.
-func (s *Step) Size() int { return len(s.Result) + len(s.Sealed) }
+// sealed result's bytes, or for a result kept by reference the bytes of
+// its reference's JSON.
+func (s *Step) Size() int {
+	n := len(s.Result) + len(s.Sealed)
+	if s.ResultRef != nil {
+		b, _ := json.Marshal(s.ResultRef)
+		n += len(b)
+	}
+	return n
+}
 
 // Same reports whether s and o carry the same content: every field but
-// RecordedMs, JSON compared compacted. The control plane treats a second
+// RecordedMs, JSON compared compacted, references by what they hold
+// (size and SHA-256), not where. The control plane treats a second
 // record of the same step as a no-op, and other content under a recorded
 // name as a conflict.
 func (s *Step) Same(o *Step) bool {
 	return s.Name == o.Name && s.Attempt == o.Attempt && s.Status == o.Status && s.Secret == o.Secret &&
 		s.StartedMs == o.StartedMs && s.DurationMs == o.DurationMs && s.Tries == o.Tries &&
-		bytes.Equal(compact(s.Result), compact(o.Result)) && bytes.Equal(compact(s.Sealed), compact(o.Sealed))
+		bytes.Equal(compact(s.Result), compact(o.Result)) && bytes.Equal(compact(s.Sealed), compact(o.Sealed)) &&
+		sameContent(s.ResultRef, o.ResultRef)
+}
+
+// sameContent reports whether a and b are both nil or name the same
+// content: the same size and SHA-256.
+func sameContent(a, b *PayloadRef) bool {
+	if a == nil || b == nil {
+		return a == b
+	}
+	return a.Size == b.Size && a.SHA256 == b.SHA256
 }
 
 // Clone returns a deep copy of s.
@@ -125,6 +166,10 @@ func (s *Step) Clone() Step {
 	c := *s
 	c.Result = bytes.Clone(s.Result)
 	c.Sealed = bytes.Clone(s.Sealed)
+	if s.ResultRef != nil {
+		r := *s.ResultRef
+		c.ResultRef = &r
+	}
 	return c
 }
 

@@ -38,8 +38,11 @@ func (e *Engine) withSteps(ctx context.Context, inv *Invocation) error {
 }
 
 // Steps returns the run's recorded durable steps ([ControlPlane.Steps]) as
-// the API shows them: a secret step without its sealed result. It
-// implements [StepReader].
+// the API shows them: a secret step without its sealed result, and the
+// result of a step kept by reference read back from the payload store as
+// if inline (as [Engine.Get] reads a run's variables and result), its
+// reference kept. It implements [StepReader]. Errors wrap
+// [ErrPayloadIntegrity] for an object that is not the one referenced.
 func (e *Engine) Steps(ctx context.Context, id RunID) ([]Step, error) {
 	if err := id.Validate(); err != nil {
 		return nil, err
@@ -48,11 +51,42 @@ func (e *Engine) Steps(ctx context.Context, id RunID) ([]Step, error) {
 	if err != nil {
 		return nil, err
 	}
-	return PublicSteps(steps), nil
+	steps = PublicSteps(steps)
+	return steps, e.inlinedSteps(ctx, id, steps)
+}
+
+// inlinedSteps fills in the Result of each step of run id kept by
+// reference, except a secret step's.
+func (e *Engine) inlinedSteps(ctx context.Context, id RunID, steps []Step) error {
+	agent := ""
+	for i := range steps {
+		st := &steps[i]
+		if st.ResultRef == nil || st.Secret {
+			continue
+		}
+		if e.opts.Payloads == nil {
+			return fmt.Errorf("run %s keeps step results in a payload store and this engine has none: %w", id, ErrUnavailable)
+		}
+		if agent == "" {
+			run, err := e.cp.Get(ctx, id)
+			if err != nil {
+				return err
+			}
+			agent = run.Agent.Name
+		}
+		b, err := e.opts.Payloads.Get(ctx, id, agent, st.ResultRef)
+		if err != nil {
+			return fmt.Errorf("read the result of step %q of run %s: %w", st.Name, id, err)
+		}
+		st.Result = b
+	}
+	return nil
 }
 
 // PublicSteps returns steps as clients see them: a secret step keeps its
-// name, attempt, times and Secret flag, never its sealed result.
+// name, attempt, times, Secret flag and the reference of a result kept by
+// reference (a sealed object's key, size and SHA-256), never its sealed
+// result.
 func PublicSteps(steps []Step) []Step {
 	if steps == nil {
 		return nil

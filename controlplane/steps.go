@@ -16,8 +16,8 @@ func CheckStepRecord(s sortie.StepRecord) error {
 	if err := s.Step.Validate(); err != nil {
 		return err
 	}
-	if s.Step.Secret && len(s.Step.Sealed) == 0 {
-		return sortie.Invalidf("step.sealed", "step %q is secret: the control plane stores it sealed, never in the clear", s.Step.Name)
+	if s.Step.Secret && len(s.Step.Result) > 0 {
+		return sortie.Invalidf("step.sealed", "step %q is secret: the control plane stores it sealed (or by reference to a sealed object), never in the clear", s.Step.Name)
 	}
 	if s.Step.Attempt != s.Attempt {
 		return sortie.Invalidf("step.attempt", "%d, but the recording attempt is %d", s.Step.Attempt, s.Attempt)

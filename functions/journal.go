@@ -33,7 +33,10 @@ func (j *journal) reported(ctx context.Context, m *sortie.StepMessage, attempt i
 	if st, ok := j.recorded(m.Name); ok && !replays {
 		return nil, sortie.Invalidf("step.name", "step %q was recorded by attempt %d: the worker must replay it from its invocation's steps", m.Name, st.Attempt)
 	}
-	st := sortie.Step{Name: m.Name, Attempt: attempt, Status: sortie.StepCompleted, Secret: m.Secret, Result: m.Result,
+	if m.ResultRef != nil && !replays {
+		return nil, sortie.Invalidf("step.result_ref", "step %q: only a Go session worker reports a result by reference (it keeps it in its payload store)", m.Name)
+	}
+	st := sortie.Step{Name: m.Name, Attempt: attempt, Status: sortie.StepCompleted, Secret: m.Secret, Result: m.Result, ResultRef: m.ResultRef,
 		StartedMs: m.StartedMs, DurationMs: m.DurationMs, Tries: max(m.Tries, 1)}
 	if st.StartedMs == 0 {
 		st.StartedMs = nowMs() - st.DurationMs

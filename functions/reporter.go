@@ -197,9 +197,10 @@ func (r *streamReporter) Steps(context.Context) ([]sortie.Step, error) {
 	return nil, errors.New("a stream reporter has no steps to read: the invocation must carry them")
 }
 
-// stepMessage is the step message of st, whose result is in the clear.
+// stepMessage is the step message of st, whose result is in the clear or
+// kept by reference.
 func stepMessage(st sortie.Step) *sortie.StepMessage {
-	return &sortie.StepMessage{Version: sortie.StepVersion, Name: st.Name, Result: st.Result, Secret: st.Secret,
+	return &sortie.StepMessage{Version: sortie.StepVersion, Name: st.Name, Result: st.Result, ResultRef: st.ResultRef, Secret: st.Secret,
 		StartedMs: st.StartedMs, DurationMs: st.DurationMs, Tries: st.Tries}
 }
 

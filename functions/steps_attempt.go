@@ -7,6 +7,7 @@ import (
 	"fmt"
 
 	"github.com/sortie-run/sortie"
+	"github.com/sortie-run/sortie/payload/sealed"
 )
 
 // errTypeSteps is an attempt whose run's recorded steps could not be read
@@ -47,17 +48,54 @@ func (a *attempt) loadSteps(ctx context.Context) ([]sortie.Step, *sortie.Outcome
 	out := make([]sortie.Step, len(steps))
 	for i, st := range steps {
 		out[i] = st.Clone()
-		if len(st.Sealed) == 0 {
-			continue
+		if refused := a.openResult(ctx, &out[i]); refused != nil {
+			return nil, refused
 		}
-		pt, err := a.openStep(ctx, st)
-		if err != nil {
-			o := errorOutcome(errTypeSteps, fmt.Sprintf("open secret step %q: %v", st.Name, err), errors.Is(err, sortie.ErrUnavailable))
-			return nil, &o
-		}
-		out[i].Result, out[i].Sealed = pt, nil
 	}
 	return out, nil
+}
+
+// openResult puts st's result in the clear: a secret step's sealed
+// result opened, a result kept by reference read from the payload store
+// (unless a warm pool's process runs the handler: it reads it itself). A
+// failure is the attempt's outcome: retryable when a retry may cure it,
+// not for an object that is not the one referenced
+// (sortie.ErrPayloadIntegrity).
+func (a *attempt) openResult(ctx context.Context, st *sortie.Step) *sortie.Outcome {
+	var (
+		pt  []byte
+		err error
+	)
+	switch {
+	case len(st.Sealed) > 0:
+		pt, err = a.openStep(ctx, *st)
+	case st.ResultRef != nil && a.w.runsHere(a.inv.Agent.Runtime):
+		pt, err = a.readStep(ctx, st)
+	default:
+		return nil
+	}
+	if err != nil {
+		o := errorOutcome(errTypeSteps, fmt.Sprintf("read the result of step %q: %v", st.Name, err), errors.Is(err, sortie.ErrUnavailable))
+		return &o
+	}
+	st.Result, st.Sealed, st.ResultRef = pt, nil, nil
+	return nil
+}
+
+// readStep reads the result st keeps by reference.
+func (a *attempt) readStep(ctx context.Context, st *sortie.Step) ([]byte, error) {
+	store, refused := a.payloadStore(ctx)
+	if refused != nil {
+		return nil, errors.New(refused.Error.Message)
+	}
+	if store == nil {
+		return nil, errors.New("it is kept in a payload store and this worker has none (Worker.Payloads)")
+	}
+	pt, err := store.Get(ctx, a.inv.RunID, a.inv.Agent.Name, st.ResultRef)
+	if err == nil && !json.Valid(pt) {
+		err = fmt.Errorf("it reads as something that is not JSON: %w", sortie.ErrPayloadIntegrity)
+	}
+	return pt, err
 }
 
 func (a *attempt) openStep(ctx context.Context, st sortie.Step) (json.RawMessage, error) {
@@ -75,22 +113,30 @@ func (a *attempt) openStep(ctx context.Context, st sortie.Step) (json.RawMessage
 // as recorded: masked, unless the step is secret; a secret step is sealed
 // first, except on a session worker (its host seals it).
 func (a *attempt) recordStep(ctx context.Context, st sortie.Step) (json.RawMessage, error) {
-	if len(st.Result) > sortie.MaxStepResultBytes {
-		return nil, Permanent(sortie.Invalidf("step.result", "step %q: %d bytes of JSON, limit %d (sortie.MaxStepResultBytes)", st.Name, len(st.Result), sortie.MaxStepResultBytes))
-	}
 	if !st.Secret {
 		st.Result = a.mask.json(st.Result)
 	}
 	result := st.Result
-	if st.Secret && !a.session {
+	byRef := len(st.Result) > sortie.MaxStepResultBytes
+	if st.Secret && !a.session && st.ResultRef == nil && !byRef {
 		if a.sealer == nil {
 			return nil, Permanent(fmt.Errorf("step %q is secret, and this worker has no StepSealer to seal it", st.Name))
 		}
-		sealed, err := a.sealer.SealStep(ctx, a.inv, st.Name, st.Result)
+		box, err := a.sealer.SealStep(ctx, a.inv, st.Name, st.Result)
 		if err != nil {
 			return nil, fmt.Errorf("seal step %q: %w", st.Name, err)
 		}
-		st.Result, st.Sealed = nil, sealed
+		if byRef = len(box) > sortie.MaxStepResultBytes; !byRef {
+			st.Result, st.Sealed = nil, box
+		}
+	}
+	if byRef {
+		if err := a.storeStep(ctx, &st); err != nil {
+			return nil, err
+		}
+	}
+	if ref := st.ResultRef; ref != nil && ref.Key != sealed.Key(a.inv.RunID, sortie.StepPayloadName(st.Name, st.Attempt)) {
+		return nil, Permanent(sortie.Invalidf("step.result_ref", "step %q: key %.80q is not the step's object of this attempt", st.Name, ref.Key))
 	}
 	if err := st.Validate(); err != nil {
 		return nil, Permanent(err)
@@ -99,4 +145,35 @@ func (a *attempt) recordStep(ctx context.Context, st sortie.Step) (json.RawMessa
 		return nil, err
 	}
 	return result, nil
+}
+
+// storeStep keeps st's result, over sortie.MaxStepResultBytes inline (or
+// sealed), in the attempt's payload store as
+// sortie.StepPayloadName(name, attempt), sealed like every payload, and
+// leaves st naming it by reference. A result over the store's per-payload
+// limit, a worker without a store, and one that reaches its store only
+// through its invocation's URLs (Lambda, Cloud Run: they grant none for
+// steps) are refused with a permanent error naming the limit.
+func (a *attempt) storeStep(ctx context.Context, st *sortie.Step) error {
+	n := len(st.Result)
+	over := fmt.Sprintf("step %q: %d bytes of JSON, over the inline limit of %d (sortie.MaxStepResultBytes)", st.Name, n, sortie.MaxStepResultBytes)
+	if len(a.inv.SealedPayloadURLs) > 0 {
+		return Permanent(sortie.Invalidf("step.result", "%s; this worker reaches its payload store only through the URLs its host granted, which write no step results", over))
+	}
+	store, refused := a.payloadStore(ctx)
+	switch {
+	case refused != nil:
+		return Permanent(errors.New(refused.Error.Message))
+	case store == nil:
+		return Permanent(sortie.Invalidf("step.result", "%s; this worker has no payload store for larger ones", over))
+	}
+	ref, err := store.Put(ctx, a.inv.RunID, a.inv.Agent.Name, sortie.StepPayloadName(st.Name, a.inv.Attempt), "step.result", st.Result)
+	if err != nil {
+		if errors.Is(err, sortie.ErrUnavailable) {
+			return fmt.Errorf("step %q: store its result: %w", st.Name, err)
+		}
+		return Permanent(fmt.Errorf("step %q: store its result: %w", st.Name, err))
+	}
+	st.Result, st.Sealed, st.ResultRef = nil, nil, ref
+	return nil
 }

@@ -128,9 +128,8 @@ func copyRun(r *sortie.Run) *sortie.Run {
 	}
 	if r.Steps != nil {
 		c.Steps = make([]sortie.Step, len(r.Steps))
-		for i, st := range r.Steps {
-			st.Result, st.Sealed = bytes.Clone(st.Result), bytes.Clone(st.Sealed)
-			c.Steps[i] = st
+		for i := range r.Steps {
+			c.Steps[i] = r.Steps[i].Clone()
 		}
 	}
 	return &c

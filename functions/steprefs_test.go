@@ -1,0 +1,206 @@
+package functions
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+	"testing"
+
+	"github.com/sortie-run/sortie"
+	"github.com/sortie-run/sortie/internal/envelopetest"
+	"github.com/sortie-run/sortie/internal/s3test"
+	"github.com/sortie-run/sortie/payload"
+)
+
+// stepCanary is in every large step result of these tests; the secret
+// one's canary must be in no object or stored step in the clear.
+const (
+	stepCanary   = "canary-step-5d0c1a "
+	secretCanary = "canary-secret-step-93e7 "
+)
+
+// bigText is about n bytes of canary.
+func bigText(canary string, n int) string { return strings.Repeat(canary, n/len(canary)) }
+
+// withPayloads gives the rig's worker a payload store on fileblob in
+// dir (limits opts) and a step sealer, both with one local key.
+func (r *stepRig) withPayloads(dir string, opts *payload.Options) {
+	kr := envelopetest.Config(r.t, "k1")
+	s, b, err := payload.OpenFile(dir, kr, opts)
+	if err != nil {
+		r.t.Fatal(err)
+	}
+	r.t.Cleanup(func() { b.Close() })
+	r.w.Payloads, r.w.StepSealer = s, kr
+}
+
+// bigStepsHandler runs step "big" (plain) and "secret-big" (secret), each
+// about 500 KB, counting their runs, and fails attempt 1 after them; a
+// later attempt returns "same" when both results are byte for byte what
+// attempt 1's functions returned.
+func bigStepsHandler(runs *atomic.Int32) Handler {
+	plain, secret := bigText(stepCanary, 500<<10), bigText(secretCanary, 500<<10)
+	return func(ctx context.Context, c *Call) (any, error) {
+		a, err := Step(ctx, c, "big", func(context.Context) (string, error) { runs.Add(1); return plain, nil })
+		if err != nil {
+			return nil, err
+		}
+		b, err := Step(ctx, c, "secret-big", func(context.Context) (string, error) { runs.Add(1); return secret, nil },
+			&StepOptions{Secret: true})
+		if err != nil {
+			return nil, err
+		}
+		if c.Attempt() == 1 {
+			return nil, errors.New("flaky after the steps")
+		}
+		if a != plain || b != secret {
+			return nil, Permanent(errors.New("a replayed step's result differs"))
+		}
+		return "same", nil
+	}
+}
+
+// A 500 KB step result and a 500 KB secret one are kept by reference in
+// the payload store: the recorded steps hold references (a few hundred
+// bytes against sortie.MaxStepsBytes), the retry replays both without
+// running them and gets the exact bytes, and neither the objects nor the
+// stored steps nor the events hold the secret canary in the clear.
+func TestLargeStepsByReference(t *testing.T) {
+	var runs atomic.Int32
+	r := newStepRig(t, bigStepsHandler(&runs))
+	dir := t.TempDir()
+	r.withPayloads(dir, nil)
+	if o := r.attempt(false); o.Error == nil || !o.Error.Retryable {
+		t.Fatalf("attempt 1 = %+v, want the retryable error after the steps", o.Error)
+	}
+	steps, err := r.cp.Steps(t.Context(), r.run.ID)
+	if err != nil || len(steps) != 2 {
+		t.Fatalf("Steps = %d steps, %v; want 2", len(steps), err)
+	}
+	for _, st := range steps {
+		want := payload.Key(r.run.ID, sortie.StepPayloadName(st.Name, 1))
+		if st.ResultRef == nil || st.ResultRef.Key != want || len(st.Result)+len(st.Sealed) != 0 || st.Size() > 512 {
+			t.Errorf("step %q recorded as result %d bytes, sealed %d, ref %+v (size %d); want only a reference to %s",
+				st.Name, len(st.Result), len(st.Sealed), st.ResultRef, st.Size(), want)
+		}
+	}
+	if o := r.attempt(false); string(o.Result) != `"same"` {
+		t.Fatalf("attempt 2 = %+v, want \"same\": both steps replayed byte for byte", o)
+	}
+	if n := runs.Load(); n != 2 {
+		t.Errorf("the steps' functions ran %d times in all, want 2 (once each)", n)
+	}
+	stored, _ := json.Marshal(steps)
+	events, _ := json.Marshal(r.events())
+	for what, b := range map[string][]byte{"the stored steps": stored, "the events": events} {
+		if bytes.Contains(b, []byte(secretCanary)) || bytes.Contains(b, []byte(stepCanary)) {
+			t.Errorf("%s hold a step's result", what)
+		}
+	}
+	noCanary(t, dir, secretCanary)
+}
+
+// noCanary fails when a file under dir holds canary.
+func noCanary(t *testing.T, dir, canary string) {
+	t.Helper()
+	files := 0
+	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		files++
+		if b, err := os.ReadFile(p); err != nil || bytes.Contains(b, []byte(canary)) {
+			t.Errorf("%s holds the canary in the clear (%v)", p, err)
+		}
+		return nil
+	})
+	if err != nil || files == 0 {
+		t.Fatalf("walk %s: %d files, %v", dir, files, err)
+	}
+}
+
+// One flipped byte in a step's object fails the replay at once, not
+// retryable, naming the integrity check; the step does not run again.
+func TestLargeStepChangedObject(t *testing.T) {
+	var runs atomic.Int32
+	r := newStepRig(t, bigStepsHandler(&runs))
+	dir := t.TempDir()
+	r.withPayloads(dir, nil)
+	r.attempt(false)
+	obj := filepath.Join(dir, filepath.FromSlash(payload.Key(r.run.ID, sortie.StepPayloadName("big", 1))))
+	b, err := os.ReadFile(obj)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b[len(b)/2] ^= 1
+	if err := os.WriteFile(obj, b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	o := r.attempt(false)
+	if e := o.Error; e == nil || e.Type != errTypeSteps || e.Retryable || !strings.Contains(e.Message, sortie.ErrPayloadIntegrity.Error()) {
+		t.Fatalf("attempt 2 after a flipped byte = %+v, want a permanent %q error naming %q", o, errTypeSteps, sortie.ErrPayloadIntegrity)
+	}
+	if n := runs.Load(); n != 2 {
+		t.Errorf("the steps' functions ran %d times, want 2 (attempt 1 only)", n)
+	}
+}
+
+// A step result over the store's per-payload limit is refused, naming the
+// limit, permanently, and nothing is recorded.
+func TestLargeStepOverPayloadLimit(t *testing.T) {
+	r := newStepRig(t, func(ctx context.Context, c *Call) (any, error) {
+		return c.Step(ctx, "huge", func(context.Context) (any, error) { return bigText(stepCanary, 300<<10), nil })
+	})
+	r.withPayloads(t.TempDir(), &payload.Options{Limits: sortie.PayloadLimits{MaxPayloadBytes: 200 << 10}})
+	o := r.attempt(false)
+	if e := o.Error; e == nil || e.Retryable || !strings.Contains(e.Message, "per-payload limit of 204800 bytes") {
+		t.Fatalf("a 300 KB step over a 200 KiB per-payload limit = %+v, want a permanent error naming the limit", o)
+	}
+	if steps, err := r.cp.Steps(t.Context(), r.run.ID); err != nil || len(steps) != 0 {
+		t.Errorf("Steps = %+v, %v; want none recorded", steps, err)
+	}
+}
+
+// A worker that reaches its payload store only through its invocation's
+// URLs (Lambda, Cloud Run) refuses a step over the inline limit, naming
+// it, and records nothing; under the limit the step is recorded inline.
+func TestLargeStepOnURLWorker(t *testing.T) {
+	t.Setenv("AWS_ACCESS_KEY_ID", "AKIDWORKERTEST")
+	t.Setenv("AWS_SECRET_ACCESS_KEY", "worker-test-secret")
+	t.Setenv("AWS_EC2_METADATA_DISABLED", "true")
+	srv := s3test.Start(t, "payloads")
+	kr := urlKeyring(t)
+	store, b, err := payload.OpenURL(t.Context(), srv.SigningBlobURL(), kr, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { b.Close() })
+	w, _ := newWorker(register(func(ctx context.Context, c *Call) (any, error) {
+		if _, err := c.Step(ctx, "small", func(context.Context) (any, error) { return "ok", nil }); err != nil {
+			return nil, err
+		}
+		return c.Step(ctx, "big", func(context.Context) (any, error) { return bigText(stepCanary, 100<<10), nil })
+	}))
+	w.PayloadURLs = kr
+	inv := testInvocation("go:h", "")
+	if err := payload.NewGranter(store, kr).Seal(t.Context(), inv); err != nil {
+		t.Fatal(err)
+	}
+	rep := newRecorder(t)
+	if _, err := w.Execute(t.Context(), inv, rep); err != nil {
+		t.Fatal(err)
+	}
+	e := rep.finished().Error
+	if e == nil || e.Retryable || !strings.Contains(e.Message, "sortie.MaxStepResultBytes") || !strings.Contains(e.Message, "URLs") {
+		t.Errorf("a 100 KB step on a URL worker finished with %+v, want a permanent error naming the inline limit and the URLs", e)
+	}
+	if len(rep.steps) != 1 || rep.steps[0].Name != "small" {
+		t.Errorf("recorded %+v, want only step \"small\"", rep.steps)
+	}
+}
