@@ -22,6 +22,7 @@ var stepProperties = []property{
 	{"StepRefusesBadInput", testStepBadInput},
 	{"StepsBytesLimit", testStepsBytesLimit},
 	{"StepConcurrentSameName", testStepConcurrentSameName},
+	{"StepByReference", testStepByReference},
 }
 
 // step returns a completed step of attempt with a JSON result.
