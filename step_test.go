@@ -98,7 +98,7 @@ func TestStepByReference(t *testing.T) {
 	if c := completed("big", `1`); a.Same(&c) || c.Same(&a) {
 		t.Errorf("Same(by reference, inline) = true, want false")
 	}
-	if name := StepPayloadName(strings.Repeat("é", 64), 1000); !payloadKeyPattern.MatchString("runs/01JD0000000000000000000000/"+name) {
+	if name := StepPayloadName(strings.Repeat("é", 64), 1000); !payloadKeyPattern.MatchString("runs/01JD0000000000000000000000/" + name) {
 		t.Errorf("StepPayloadName(128-byte name, 1000) = %q, not a payload name", name)
 	}
 }
