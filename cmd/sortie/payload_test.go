@@ -70,6 +70,12 @@ func runLarge(t *testing.T, c *cli) (*sortie.Run, string) {
 // noPlaintext fails when a file under dir holds the canary.
 func noPlaintext(t *testing.T, dir string) {
 	t.Helper()
+	noPlaintextOf(t, dir, payloadCanary)
+}
+
+// noPlaintextOf fails when a file under dir holds canary.
+func noPlaintextOf(t *testing.T, dir, canary string) {
+	t.Helper()
 	files := 0
 	filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
 		if err != nil || d.IsDir() {
@@ -80,7 +86,7 @@ func noPlaintext(t *testing.T, dir string) {
 			t.Fatal(err)
 		}
 		files++
-		if bytes.Contains(b, []byte(payloadCanary)) {
+		if bytes.Contains(b, []byte(canary)) {
 			t.Errorf("%s holds the payload canary in plaintext", p)
 		}
 		return nil

@@ -76,7 +76,8 @@ func printRun(g *globals, run *sortie.Run) {
 }
 
 // printSteps prints one line per durable step: name, the attempt that
-// ran it, tries and duration (never a result).
+// ran it, tries and duration, and whether it is secret or kept by
+// reference (never a result).
 func printSteps(w io.Writer, steps []sortie.Step) {
 	for _, st := range steps {
 		secret := ""
@@ -86,6 +87,9 @@ func printSteps(w io.Writer, steps []sortie.Step) {
 		tries := "1 try"
 		if st.Tries != 1 {
 			tries = fmt.Sprintf("%d tries", st.Tries)
+		}
+		if st.ResultRef != nil {
+			secret += fmt.Sprintf(", by reference (%d bytes)", st.ResultRef.Size)
 		}
 		fmt.Fprintf(w, "step %s	%s by attempt %d, %s, %d ms%s\n", st.Name, st.Status, st.Attempt, tries, st.DurationMs, secret)
 	}

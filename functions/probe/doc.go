@@ -12,6 +12,11 @@
 //	                        returns {"step":I,"attempt":K} ([StepResult]); a
 //	                        later attempt replays the recorded ones; the
 //	                        result gains "steps": [RESULT, ...]
+//	step_pad, step_pad_bytes string, int  each step's result gains "pad":
+//	                        step_pad repeated to step_pad_bytes bytes (at
+//	                        most 64 MiB; kept by reference past
+//	                        sortie.MaxStepResultBytes)
+//	secret_steps    int     steps up to N are secret ([functions.StepOptions])
 //	crash_after_step int    with crash_attempts, crash after step N instead
 //	crash_attempts  int     on attempts ≤ N, after the events (flushed to the
 //	                        reporter), call [Exit](97) without reporting

@@ -9,6 +9,7 @@ import (
 	"maps"
 	"os"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/sortie-run/sortie"
@@ -36,7 +37,12 @@ const EventStepRan = "probe.step"
 type StepResult struct {
 	Step    int `json:"step"`
 	Attempt int `json:"attempt"`
+	// Pad is step_pad repeated to step_pad_bytes; empty without them.
+	Pad string `json:"pad,omitempty"`
 }
+
+// maxStepPadBytes bounds step_pad_bytes.
+const maxStepPadBytes = 64 << 20
 
 // Exit ends the process for crash_attempts, without reporting anything.
 // Tests may replace it; if it returns, the handler returns a retryable
@@ -68,6 +74,9 @@ type Variables struct {
 	ConfigNames    bool            `json:"config_names,omitempty"`
 	Steps          int             `json:"steps,omitempty"`
 	CrashAfterStep int             `json:"crash_after_step,omitempty"`
+	StepPad        string          `json:"step_pad,omitempty"`
+	StepPadBytes   int             `json:"step_pad_bytes,omitempty"`
+	SecretSteps    int             `json:"secret_steps,omitempty"`
 	Output         json.RawMessage `json:"output,omitempty"`
 	Model          string          `json:"model,omitempty"`
 	Tool           string          `json:"tool,omitempty"`
@@ -131,6 +140,8 @@ func (v *Variables) validate() error {
 		return sortie.Invalidf("variables.interrupt", "%q must be input-required or auth-required", v.Interrupt)
 	case v.Steps < 0 || v.Steps > maxSteps || v.CrashAfterStep < 0 || v.CrashAfterStep > v.Steps:
 		return sortie.Invalidf("variables.steps", "steps must be 0..%d and crash_after_step 0..steps", maxSteps)
+	case v.StepPadBytes < 0 || v.StepPadBytes > maxStepPadBytes || (v.StepPadBytes > 0 && v.StepPad == ""):
+		return sortie.Invalidf("variables.step_pad_bytes", "%d outside 0..%d, or without step_pad", v.StepPadBytes, maxStepPadBytes)
 	}
 	return nil
 }
@@ -172,13 +183,17 @@ func (v *Variables) act(ctx context.Context, call *functions.Call) (out any, don
 // after step crash_after_step.
 func (v *Variables) runSteps(ctx context.Context, call *functions.Call) ([]StepResult, error) {
 	var out []StepResult
+	pad := ""
+	if v.StepPadBytes > 0 {
+		pad = strings.Repeat(v.StepPad, v.StepPadBytes/len(v.StepPad)+1)[:v.StepPadBytes]
+	}
 	for i := 1; i <= v.Steps; i++ {
 		r, err := functions.Step(ctx, call, fmt.Sprintf("step-%d", i), func(ctx context.Context) (StepResult, error) {
 			if err := call.Emit(EventStepRan, fmt.Sprintf("step-%d ran", i), map[string]int{"step": i}); err != nil {
 				return StepResult{}, err
 			}
-			return StepResult{Step: i, Attempt: call.Attempt()}, nil
-		})
+			return StepResult{Step: i, Attempt: call.Attempt(), Pad: pad}, nil
+		}, &functions.StepOptions{Secret: i <= v.SecretSteps})
 		if err != nil {
 			return nil, err
 		}
