@@ -55,10 +55,14 @@
 // before Step returns, and later attempts (retries, resumes) get it from
 // their invocation ([sortie.Invocation.Steps], or read through the
 // reporter for a [sortie.StepsRef]) without running it; a secret step is
-// sealed by the worker's [StepSealer]. Exec commands and session workers
-// report steps with the step message ([sortie.StepMessage]), which the
-// runtime records before it reads their next line (a session worker waits
-// for the answering [SessionStep] frame).
+// sealed by the worker's [StepSealer]; a result over
+// sortie.MaxStepResultBytes is kept in the worker's payload store
+// ([Worker.Payloads]) and recorded by reference. Exec commands and
+// session workers report steps with the step message
+// ([sortie.StepMessage]), which the runtime records before it reads their
+// next line (a session worker waits for the answering [SessionStep]
+// frame); only a Go session worker reports one by reference (result_ref,
+// stored by itself).
 //
 // Host policies: [Call.Model] resolves the run's model profiles through
 // the worker's [sortie.ModelPolicy] ([Worker.Models]; a run outside it is

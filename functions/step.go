@@ -97,10 +97,16 @@ func (e *StepError) Unwrap() error { return e.Err }
 
 // Step runs fn as the durable step name of the run and returns its result
 // as JSON. The first time the step completes in any attempt, its result
-// (fn's value marshalled to JSON, at most [sortie.MaxStepResultBytes]) is
-// recorded in the control plane before Step returns; in every later
-// attempt of the run (a retry, a resume) Step returns the recorded result
-// without running fn.
+// (fn's value marshalled to JSON) is recorded in the control plane before
+// Step returns; in every later attempt of the run (a retry, a resume) Step
+// returns the recorded result without running fn. A result over
+// [sortie.MaxStepResultBytes] (or whose sealed form is) is kept in the
+// worker's payload store, up to its per-payload limit, and recorded by
+// reference ([sortie.Step.ResultRef]); a worker without a store, or one
+// that reaches it only through its invocation's URLs (Lambda, Cloud Run),
+// refuses it with a permanent error naming the limit. A later attempt
+// that finds the object changed fails, not retryable
+// (sortie.ErrPayloadIntegrity).
 //
 // Step names are unique per run: a name this attempt used already is a
 // [*sortie.ValidationError] naming it, and so is an invalid name (see
