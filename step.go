@@ -20,6 +20,10 @@ const (
 	// [PayloadStore], up to that store's per-payload maximum
 	// ([PayloadLimits.MaxPayloadBytes]).
 	MaxStepResultBytes = 64 << 10
+	// MaxSecretStepInlineBytes is the largest result of a secret step
+	// sealed inline ([Step.Sealed]): its envelope stays under
+	// MaxStepResultBytes. A larger one is kept by reference.
+	MaxSecretStepInlineBytes = 40 << 10
 	// MaxSteps is the most steps a run may record.
 	MaxSteps = 1000
 	// MaxStepsBytes is the most result bytes a run's steps may hold in

@@ -100,7 +100,8 @@ func (e *StepError) Unwrap() error { return e.Err }
 // (fn's value marshalled to JSON) is recorded in the control plane before
 // Step returns; in every later attempt of the run (a retry, a resume) Step
 // returns the recorded result without running fn. A result over
-// [sortie.MaxStepResultBytes] (or whose sealed form is) is kept in the
+// [sortie.MaxStepResultBytes] ([sortie.MaxSecretStepInlineBytes] for a
+// secret one) is kept in the
 // worker's payload store, up to its per-payload limit, and recorded by
 // reference ([sortie.Step.ResultRef]); a worker without a store, or one
 // that reaches it only through its invocation's URLs (Lambda, Cloud Run),

@@ -204,3 +204,48 @@ func TestLargeStepOnURLWorker(t *testing.T) {
 		t.Errorf("recorded %+v, want only step \"small\"", rep.steps)
 	}
 }
+
+// A 60 KB secret result is under sortie.MaxStepResultBytes but over
+// sortie.MaxSecretStepInlineBytes (its envelope would not fit): it is kept
+// by reference, and a retry replays it.
+func TestSecretStepSealedOverLimit(t *testing.T) {
+	secret := bigText(secretCanary, 60<<10)
+	var runs atomic.Int32
+	r := newStepRig(t, func(ctx context.Context, c *Call) (any, error) {
+		got, err := Step(ctx, c, "secret", func(context.Context) (string, error) { runs.Add(1); return secret, nil },
+			&StepOptions{Secret: true})
+		if err != nil || c.Attempt() == 1 {
+			return nil, errors.Join(err, errors.New("flaky after the step"))
+		}
+		return got == secret, nil
+	})
+	r.withPayloads(t.TempDir(), nil)
+	if o := r.attempt(false); o.Error == nil || !strings.Contains(o.Error.Message, "flaky") {
+		t.Fatalf("attempt 1 = %+v, want the flaky error after the step", o.Error)
+	}
+	steps, err := r.cp.Steps(t.Context(), r.run.ID)
+	if err != nil || len(steps) != 1 || steps[0].ResultRef == nil || len(steps[0].Sealed) != 0 {
+		t.Fatalf("Steps = %+v, %v; want the secret step by reference", steps, err)
+	}
+	if o := r.attempt(false); string(o.Result) != "true" || runs.Load() != 1 {
+		t.Fatalf("attempt 2 = %+v after %d runs, want true after one run", o, runs.Load())
+	}
+}
+
+// Only a Go session worker, which keeps the object itself, reports a
+// step by reference: an exec command's step message with result_ref is
+// refused, naming the field.
+func TestStepMessageByReferenceOnlyFromGoSessions(t *testing.T) {
+	recorded := 0
+	j := newJournal(nil, func(context.Context, sortie.Step) (json.RawMessage, error) { recorded++; return nil, nil })
+	m := &sortie.StepMessage{Version: sortie.StepVersion, Name: "big", ResultRef: &sortie.PayloadRef{Store: "file",
+		Key: "runs/01JD0000000000000000000000/" + sortie.StepPayloadName("big", 1), Size: 1, SHA256: strings.Repeat("a", 64)}}
+	var ve *sortie.ValidationError
+	if _, err := j.reported(t.Context(), m, 1, false); !errors.As(err, &ve) || ve.Field != "step.result_ref" || recorded != 0 {
+		t.Errorf("reported(result_ref from an exec command) = %v (%d recorded), want a ValidationError on step.result_ref", err, recorded)
+	}
+	m.Name = "big-2"
+	if _, err := j.reported(t.Context(), m, 1, true); err != nil || recorded != 1 {
+		t.Errorf("reported(result_ref from a Go session worker) = %v (%d recorded), want it recorded", err, recorded)
+	}
+}

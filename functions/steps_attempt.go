@@ -111,29 +111,15 @@ func (a *attempt) openStep(ctx context.Context, st sortie.Step) (json.RawMessage
 
 // recordStep records st, completed by this attempt, and returns its result
 // as recorded: masked, unless the step is secret; a secret step is sealed
-// first, except on a session worker (its host seals it).
+// first, except on a session worker (its host seals it); a result over
+// sortie.MaxStepResultBytes, inline or sealed, is kept by reference.
 func (a *attempt) recordStep(ctx context.Context, st sortie.Step) (json.RawMessage, error) {
 	if !st.Secret {
 		st.Result = a.mask.json(st.Result)
 	}
 	result := st.Result
-	byRef := len(st.Result) > sortie.MaxStepResultBytes
-	if st.Secret && !a.session && st.ResultRef == nil && !byRef {
-		if a.sealer == nil {
-			return nil, Permanent(fmt.Errorf("step %q is secret, and this worker has no StepSealer to seal it", st.Name))
-		}
-		box, err := a.sealer.SealStep(ctx, a.inv, st.Name, st.Result)
-		if err != nil {
-			return nil, fmt.Errorf("seal step %q: %w", st.Name, err)
-		}
-		if byRef = len(box) > sortie.MaxStepResultBytes; !byRef {
-			st.Result, st.Sealed = nil, box
-		}
-	}
-	if byRef {
-		if err := a.storeStep(ctx, &st); err != nil {
-			return nil, err
-		}
+	if err := a.keepStep(ctx, &st); err != nil {
+		return nil, err
 	}
 	if ref := st.ResultRef; ref != nil && ref.Key != sealed.Key(a.inv.RunID, sortie.StepPayloadName(st.Name, st.Attempt)) {
 		return nil, Permanent(sortie.Invalidf("step.result_ref", "step %q: key %.80q is not the step's object of this attempt", st.Name, ref.Key))
@@ -145,6 +131,30 @@ func (a *attempt) recordStep(ctx context.Context, st sortie.Step) (json.RawMessa
 		return nil, err
 	}
 	return result, nil
+}
+
+// keepStep puts st's result in the form the control plane keeps: sealed
+// when it is secret (unless a session's host seals it), by reference when
+// it is over sortie.MaxStepResultBytes (sortie.MaxSecretStepInlineBytes
+// for a secret one), or its sealed form is.
+func (a *attempt) keepStep(ctx context.Context, st *sortie.Step) error {
+	byRef := len(st.Result) > sortie.MaxStepResultBytes || (st.Secret && len(st.Result) > sortie.MaxSecretStepInlineBytes)
+	if st.Secret && !a.session && st.ResultRef == nil && !byRef {
+		if a.sealer == nil {
+			return Permanent(fmt.Errorf("step %q is secret, and this worker has no StepSealer to seal it", st.Name))
+		}
+		box, err := a.sealer.SealStep(ctx, a.inv, st.Name, st.Result)
+		if err != nil {
+			return fmt.Errorf("seal step %q: %w", st.Name, err)
+		}
+		if byRef = len(box) > sortie.MaxStepResultBytes; !byRef {
+			st.Result, st.Sealed = nil, box
+		}
+	}
+	if byRef {
+		return a.storeStep(ctx, st)
+	}
+	return nil
 }
 
 // storeStep keeps st's result, over sortie.MaxStepResultBytes inline (or

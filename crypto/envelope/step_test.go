@@ -12,6 +12,15 @@ import (
 
 var _ functions.StepSealer = (*envelope.Config)(nil)
 
+// A secret step's result the worker seals inline is one Seal takes, and
+// its envelope fits a step's inline limit.
+func TestStepInlineLimits(t *testing.T) {
+	if sortie.MaxSecretStepInlineBytes > envelope.MaxPlaintextBytes || envelope.MaxSealedBytes > sortie.MaxStepResultBytes {
+		t.Errorf("sortie.MaxSecretStepInlineBytes %d, envelope.MaxPlaintextBytes %d, envelope.MaxSealedBytes %d, sortie.MaxStepResultBytes %d: want the first at most the second and the third at most the fourth",
+			sortie.MaxSecretStepInlineBytes, envelope.MaxPlaintextBytes, envelope.MaxSealedBytes, sortie.MaxStepResultBytes)
+	}
+}
+
 // A secret step's result opens for any later attempt of the run under the
 // same step name, and for nothing else: another name, another run or
 // another agent fails with ErrBinding or as a forgery.
