@@ -166,15 +166,16 @@ func (a *attempt) keepStep(ctx context.Context, st *sortie.Step) error {
 // steps) are refused with a permanent error naming the limit.
 func (a *attempt) storeStep(ctx context.Context, st *sortie.Step) error {
 	n := len(st.Result)
-	over := fmt.Sprintf("step %q: %d bytes of JSON, over the inline limit of %d (sortie.MaxStepResultBytes)", st.Name, n, sortie.MaxStepResultBytes)
+	limit, what := sortie.MaxStepResultBytes, "sortie.MaxStepResultBytes"
+	if st.Secret && n <= limit {
+		limit, what = sortie.MaxSecretStepInlineBytes, "sortie.MaxSecretStepInlineBytes, for a secret step"
+	}
+	over := fmt.Sprintf("step %q: %d bytes of JSON, over the inline limit of %d (%s)", st.Name, n, limit, what)
 	if len(a.inv.SealedPayloadURLs) > 0 {
 		return Permanent(sortie.Invalidf("step.result", "%s; this worker reaches its payload store only through the URLs its host granted, which write no step results", over))
 	}
-	store, refused := a.payloadStore(ctx)
-	switch {
-	case refused != nil:
-		return Permanent(errors.New(refused.Error.Message))
-	case store == nil:
+	store, _ := a.payloadStore(ctx) // without URLs it refuses nothing
+	if store == nil {
 		return Permanent(sortie.Invalidf("step.result", "%s; this worker has no payload store for larger ones", over))
 	}
 	ref, err := store.Put(ctx, a.inv.RunID, a.inv.Agent.Name, sortie.StepPayloadName(st.Name, a.inv.Attempt), "step.result", st.Result)
