@@ -20,24 +20,33 @@ func urlKeyring(t *testing.T) *envelope.Config {
 	return envelopetest.Config(t, "k1")
 }
 
-// A worker with PayloadURLs reads an attempt's variables and stores its
-// result through the URLs its invocation carries, sealed; the handler
-// never sees the URLs. A worker without PayloadURLs refuses the attempt
-// with error type "payload" before its handler runs.
-func TestWorkerPayloadURLs(t *testing.T) {
+// urlStore returns a payload store on a gofakes3 bucket whose URLs a
+// host signs, sealing with kr (urlKeyring).
+func urlStore(t *testing.T, kr *envelope.Config) *payload.Store {
+	t.Helper()
 	t.Setenv("AWS_ACCESS_KEY_ID", "AKIDWORKERTEST")
 	t.Setenv("AWS_SECRET_ACCESS_KEY", "worker-test-secret")
 	t.Setenv("AWS_EC2_METADATA_DISABLED", "true")
 	srv := s3test.Start(t, "payloads")
-	kr := urlKeyring(t)
 	store, b, err := payload.OpenURL(t.Context(), srv.SigningBlobURL(), kr, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { b.Close() })
+	return store
+}
+
+// A worker with PayloadURLs reads an attempt's variables and stores its
+// result through the URLs its invocation carries, sealed; the handler
+// never sees the URLs. A worker without PayloadURLs refuses the attempt
+// with error type "payload" before its handler runs.
+func TestWorkerPayloadURLs(t *testing.T) {
+	kr := urlKeyring(t)
+	store := urlStore(t, kr)
 	doc := strings.Repeat("d", 300<<10)
 	vars, _ := json.Marshal(map[string]string{"doc": doc})
 	inv := testInvocation("go:h", "")
+	var err error
 	if inv.VariablesRef, err = store.Put(t.Context(), inv.RunID, inv.Agent.Name, "variables", "variables", vars); err != nil {
 		t.Fatal(err)
 	}

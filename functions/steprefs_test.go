@@ -14,7 +14,6 @@ import (
 
 	"github.com/sortie-run/sortie"
 	"github.com/sortie-run/sortie/internal/envelopetest"
-	"github.com/sortie-run/sortie/internal/s3test"
 	"github.com/sortie-run/sortie/payload"
 )
 
@@ -171,16 +170,8 @@ func TestLargeStepOverPayloadLimit(t *testing.T) {
 // URLs (Lambda, Cloud Run) refuses a step over the inline limit, naming
 // it, and records nothing; under the limit the step is recorded inline.
 func TestLargeStepOnURLWorker(t *testing.T) {
-	t.Setenv("AWS_ACCESS_KEY_ID", "AKIDWORKERTEST")
-	t.Setenv("AWS_SECRET_ACCESS_KEY", "worker-test-secret")
-	t.Setenv("AWS_EC2_METADATA_DISABLED", "true")
-	srv := s3test.Start(t, "payloads")
 	kr := urlKeyring(t)
-	store, b, err := payload.OpenURL(t.Context(), srv.SigningBlobURL(), kr, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { b.Close() })
+	store := urlStore(t, kr)
 	w, _ := newWorker(register(func(ctx context.Context, c *Call) (any, error) {
 		if _, err := c.Step(ctx, "small", func(context.Context) (any, error) { return "ok", nil }); err != nil {
 			return nil, err

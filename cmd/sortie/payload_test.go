@@ -67,6 +67,21 @@ func runLarge(t *testing.T, c *cli) (*sortie.Run, string) {
 	return final, output
 }
 
+// flipByte flips one byte in the middle of the object key of the state
+// directory's payload store.
+func flipByte(t *testing.T, state, key string) {
+	t.Helper()
+	obj := filepath.Join(state, "payloads", filepath.FromSlash(key))
+	b, err := os.ReadFile(obj)
+	if err != nil {
+		t.Fatalf("object %s: %v", key, err)
+	}
+	b[len(b)/2] ^= 0x01
+	if err := os.WriteFile(obj, b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+}
+
 // noPlaintext fails when a file under dir holds the canary.
 func noPlaintext(t *testing.T, dir string) {
 	t.Helper()
@@ -110,15 +125,7 @@ func TestLargePayloadsCLI(t *testing.T) {
 		t.Errorf("attempt usage %+v, want the engine's write (variables), the warm worker's read (variables) and write (result), %d bytes offloaded, on the file store", u, offloaded)
 	}
 
-	obj := filepath.Join(c.state, "payloads", filepath.FromSlash(got.ResultRef.Key))
-	b, err := os.ReadFile(obj)
-	if err != nil {
-		t.Fatalf("the result's object: %v", err)
-	}
-	b[len(b)/2] ^= 0x01
-	if err := os.WriteFile(obj, b, 0o600); err != nil {
-		t.Fatal(err)
-	}
+	flipByte(t, c.state, got.ResultRef.Key)
 	g := c.run("get", string(final.ID), "--json")
 	if g.code == 0 || !strings.Contains(g.stderr, "SHA-256") || !strings.Contains(g.stderr, got.ResultRef.Key) {
 		t.Fatalf("sortie get after one flipped byte: exit %d, stderr %.500q; want a refusal naming the SHA-256 and the key", g.code, g.stderr)

@@ -2,8 +2,6 @@ package main
 
 import (
 	"encoding/json"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -64,15 +62,7 @@ func TestLargeStepsCLI(t *testing.T) {
 	}
 	noPlaintextOf(t, c.state, strings.Repeat(payloadCanary, 2)) // the variables hold it once
 
-	obj := filepath.Join(c.state, "payloads", filepath.FromSlash(payload.Key(final.ID, sortie.StepPayloadName("step-2", 1))))
-	b, err := os.ReadFile(obj)
-	if err != nil {
-		t.Fatalf("the plain step's object: %v", err)
-	}
-	b[len(b)/2] ^= 0x01
-	if err := os.WriteFile(obj, b, 0o600); err != nil {
-		t.Fatal(err)
-	}
+	flipByte(t, c.state, payload.Key(final.ID, sortie.StepPayloadName("step-2", 1)))
 	g := c.run("get", string(final.ID), "--json")
 	if g.code == 0 || !strings.Contains(g.stderr, "SHA-256") || !strings.Contains(g.stderr, "step-2") {
 		t.Fatalf("sortie get after one flipped byte in a step's object: exit %d, stderr %.500q; want a refusal naming the SHA-256 and the step", g.code, g.stderr)
