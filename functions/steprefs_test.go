@@ -240,3 +240,25 @@ func TestStepMessageByReferenceOnlyFromGoSessions(t *testing.T) {
 		t.Errorf("reported(result_ref from a Go session worker) = %v (%d recorded), want it recorded", err, recorded)
 	}
 }
+
+// Step objects count against the store's per-run limit: with 700 KiB per
+// run, the second 500 KB step is refused naming that limit, and only the
+// first is recorded.
+func TestLargeStepsOverRunLimit(t *testing.T) {
+	r := newStepRig(t, func(ctx context.Context, c *Call) (any, error) {
+		for _, name := range []string{"first", "second"} {
+			if _, err := c.Step(ctx, name, func(context.Context) (any, error) { return bigText(stepCanary, 500<<10), nil }); err != nil {
+				return nil, err
+			}
+		}
+		return "both", nil
+	})
+	r.withPayloads(t.TempDir(), &payload.Options{Limits: sortie.PayloadLimits{MaxRunBytes: 700 << 10}})
+	o := r.attempt(false)
+	if e := o.Error; e == nil || e.Retryable || !strings.Contains(e.Message, "per-run limit of 716800 bytes") {
+		t.Fatalf("two 500 KB steps under a 700 KiB per-run limit = %+v, want a permanent error naming the limit", o)
+	}
+	if steps, err := r.cp.Steps(t.Context(), r.run.ID); err != nil || len(steps) != 1 || steps[0].Name != "first" {
+		t.Errorf("Steps = %+v, %v; want only step \"first\"", steps, err)
+	}
+}
