@@ -98,6 +98,9 @@ func TestStepByReference(t *testing.T) {
 	if c := completed("big", `1`); a.Same(&c) || c.Same(&a) {
 		t.Errorf("Same(by reference, inline) = true, want false")
 	}
+	if StepPayloadName("big", 1) == StepPayloadName("big", 2) || StepPayloadName("big", 1) == StepPayloadName("bag", 1) {
+		t.Errorf("StepPayloadName gives two attempts or two names one object: %q", StepPayloadName("big", 1))
+	}
 	if name := StepPayloadName(strings.Repeat("é", 64), 1000); !payloadKeyPattern.MatchString("runs/01JD0000000000000000000000/" + name) {
 		t.Errorf("StepPayloadName(128-byte name, 1000) = %q, not a payload name", name)
 	}
