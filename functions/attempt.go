@@ -4,6 +4,7 @@ import (
 	"context"
 	"log/slog"
 	"net/http"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -32,8 +33,11 @@ type attempt struct {
 	out             *sender
 	mask            *masker             // of cfg; nil when it holds nothing to mask
 	sealer          StepSealer          // nil without one
+	payloadsMu      sync.Mutex          // guards payloads and payloadKMS: steps may run at once
 	payloads        sortie.PayloadStore // of payloadStore, once made
 	payloadKMS      int                 // key-management requests opening the payload URLs
+	stepBytes       atomic.Int64        // bytes of step results this attempt kept by reference
+	warmSteps       warmStepIO          // step objects its warm process read and wrote
 	steps           *journal
 	cancel          context.CancelCauseFunc
 	cancelRequested atomic.Bool

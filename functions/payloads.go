@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync/atomic"
 
 	"github.com/sortie-run/sortie"
 	"github.com/sortie-run/sortie/payload/sealed"
@@ -29,6 +30,8 @@ type PayloadURLOpener interface {
 // the worker cannot open refuse the attempt with error type "payload"
 // (retryable when the error wraps sortie.ErrUnavailable).
 func (a *attempt) payloadStore(ctx context.Context) (sortie.PayloadStore, *sortie.Outcome) {
+	a.payloadsMu.Lock()
+	defer a.payloadsMu.Unlock()
 	if a.payloads != nil || len(a.inv.SealedPayloadURLs) == 0 {
 		if a.payloads == nil && a.w.Payloads != nil {
 			a.payloads = metered(a.w.Payloads)
@@ -56,11 +59,10 @@ func (a *attempt) payloadStore(ctx context.Context) (sortie.PayloadStore, *sorti
 
 // meteredStore is an attempt's payload store counting the requests it
 // makes, for the attempt's usage ([sortie.Usage.PayloadWrites],
-// PayloadReads, PayloadStore). An attempt uses it from one goroutine at a
-// time.
+// PayloadReads, PayloadStore). It is safe for concurrent use (steps).
 type meteredStore struct {
 	sortie.PayloadStore
-	writes, reads int64
+	writes, reads atomic.Int64
 	kind          string
 }
 
@@ -77,13 +79,13 @@ func metered(s sortie.PayloadStore) *meteredStore {
 
 // Put implements [sortie.PayloadStore], counting one write.
 func (m *meteredStore) Put(ctx context.Context, run sortie.RunID, agent, name, field string, value []byte) (*sortie.PayloadRef, error) {
-	m.writes++
+	m.writes.Add(1)
 	return m.PayloadStore.Put(ctx, run, agent, name, field, value)
 }
 
 // Get implements [sortie.PayloadStore], counting one read.
 func (m *meteredStore) Get(ctx context.Context, run sortie.RunID, agent string, ref *sortie.PayloadRef) ([]byte, error) {
-	m.reads++
+	m.reads.Add(1)
 	return m.PayloadStore.Get(ctx, run, agent, ref)
 }
 
@@ -97,9 +99,12 @@ func (a *attempt) payloadUsage(u *sortie.Usage, o sortie.Outcome) {
 	var writes, reads int64
 	var kind string
 	if m, ok := a.payloads.(*meteredStore); ok {
-		writes, reads, kind = m.writes, m.reads, m.kind
+		writes, reads, kind = m.writes.Load(), m.reads.Load(), m.kind
 	}
 	if !a.w.runsHere(a.inv.Agent.Runtime) {
+		if w, r, k := a.warmSteps.counts(); w+r > 0 {
+			writes, reads, kind = writes+w, reads+r, k
+		}
 		for _, ref := range a.inv.PayloadRefs() {
 			reads, kind = reads+1, sortie.PayloadStoreKind(ref.Store)
 		}
@@ -111,6 +116,7 @@ func (a *attempt) payloadUsage(u *sortie.Usage, o sortie.Outcome) {
 	if writes+reads > 0 {
 		u.PayloadWrites, u.PayloadReads, u.PayloadStore = writes, reads, kind
 	}
+	u.OffloadedBytes += a.stepBytes.Load()
 }
 
 // errTypePayload is an attempt whose variables, kept in the payload

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -260,5 +261,38 @@ func TestLargeStepsOverRunLimit(t *testing.T) {
 	}
 	if steps, err := r.cp.Steps(t.Context(), r.run.ID); err != nil || len(steps) != 1 || steps[0].Name != "first" {
 		t.Errorf("Steps = %+v, %v; want only step \"first\"", steps, err)
+	}
+}
+
+// Steps kept by reference may run at once: four 100 KB steps in four
+// goroutines are each stored and recorded, and the attempt's usage counts
+// their four writes and bytes (go test -race checks the store is shared
+// safely).
+func TestLargeStepsConcurrent(t *testing.T) {
+	const n = 4
+	r := newStepRig(t, func(ctx context.Context, c *Call) (any, error) {
+		errs := make(chan error, n)
+		for i := range n {
+			go func() {
+				_, err := c.Step(ctx, fmt.Sprintf("part-%d", i), func(context.Context) (any, error) { return bigText(stepCanary, 100<<10), nil })
+				errs <- err
+			}()
+		}
+		var all error
+		for range n {
+			all = errors.Join(all, <-errs)
+		}
+		return "done", all
+	})
+	r.withPayloads(t.TempDir(), nil)
+	o := r.attempt(false)
+	if string(o.Result) != `"done"` {
+		t.Fatalf("attempt = %+v, want done", o)
+	}
+	if u := o.Usage; u == nil || u.PayloadWrites != n || u.OffloadedBytes < n*100_000 {
+		t.Errorf("usage %+v, want %d payload writes and at least %d bytes offloaded", u, n, n*100_000)
+	}
+	if steps, err := r.cp.Steps(t.Context(), r.run.ID); err != nil || len(steps) != n {
+		t.Errorf("Steps = %d steps, %v; want %d", len(steps), err, n)
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"sync"
 
 	"github.com/sortie-run/sortie"
 	"github.com/sortie-run/sortie/payload/sealed"
@@ -71,6 +72,9 @@ func (a *attempt) openResult(ctx context.Context, st *sortie.Step) *sortie.Outco
 		pt, err = a.openStep(ctx, *st)
 	case st.ResultRef != nil && a.w.runsHere(a.inv.Agent.Runtime):
 		pt, err = a.readStep(ctx, st)
+	case st.ResultRef != nil: // the warm process reads it
+		a.warmSteps.add(st.ResultRef, false)
+		return nil
 	default:
 		return nil
 	}
@@ -118,6 +122,10 @@ func (a *attempt) recordStep(ctx context.Context, st sortie.Step) (json.RawMessa
 		st.Result = a.mask.json(st.Result)
 	}
 	result := st.Result
+	if st.ResultRef != nil && !a.session { // kept by the warm process that ran it
+		a.warmSteps.add(st.ResultRef, true)
+		a.stepBytes.Add(st.ResultRef.Size)
+	}
 	if err := a.keepStep(ctx, &st); err != nil {
 		return nil, err
 	}
@@ -186,5 +194,31 @@ func (a *attempt) storeStep(ctx context.Context, st *sortie.Step) error {
 		return Permanent(fmt.Errorf("step %q: store its result: %w", st.Name, err))
 	}
 	st.Result, st.Sealed, st.ResultRef = nil, nil, ref
+	a.stepBytes.Add(int64(n))
 	return nil
+}
+
+// warmStepIO counts the step objects an attempt's warm process read and
+// wrote itself, for the attempt's usage. It is safe for concurrent use.
+type warmStepIO struct {
+	mu            sync.Mutex
+	writes, reads int64
+	kind          string
+}
+
+func (w *warmStepIO) add(ref *sortie.PayloadRef, write bool) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if write {
+		w.writes++
+	} else {
+		w.reads++
+	}
+	w.kind = sortie.PayloadStoreKind(ref.Store)
+}
+
+func (w *warmStepIO) counts() (writes, reads int64, kind string) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.writes, w.reads, w.kind
 }

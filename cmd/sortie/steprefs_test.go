@@ -57,6 +57,15 @@ func TestLargeStepsCLI(t *testing.T) {
 	if err := json.Unmarshal(plain.Result, &res); err != nil || res.Pad != pad || plain.ResultRef == nil {
 		t.Errorf("the plain step shows %d bytes (%v), ref %+v; want its result inline and its reference", len(plain.Result), err, plain.ResultRef)
 	}
+	if len(got.Attempts) != 2 {
+		t.Fatalf("sortie get --json: %d attempts, want 2", len(got.Attempts))
+	}
+	if u := got.Attempts[0].Usage; u == nil || u.PayloadWrites != 2 || u.OffloadedBytes < 2*n || u.PayloadStore != "file" {
+		t.Errorf("attempt 1's usage %+v, want the warm process's 2 step writes (file) and their %d bytes offloaded", u, 2*n)
+	}
+	if u := got.Attempts[1].Usage; u == nil || u.PayloadReads != 2 {
+		t.Errorf("attempt 2's usage %+v, want the warm process's 2 step reads", u)
+	}
 	if text := c.run("get", string(final.ID)); !strings.Contains(text.stdout, "by reference") {
 		t.Errorf("sortie get does not say the steps are kept by reference:\n%.2000s", text.stdout)
 	}
