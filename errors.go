@@ -48,6 +48,12 @@ var (
 	// ends (see [AgentBudget]). The error is an [*AgentBudgetError] naming
 	// the agent, the budget and the spend.
 	ErrBudgetExhausted = errors.New("agent budget exhausted")
+	// ErrPayloadIntegrity: a payload kept by reference cannot be read back
+	// as its [PayloadRef] names it: the stored object is missing, has
+	// another size or SHA-256 (changed or replaced in the bucket), or was
+	// sealed for another run or key. The error names the object's key and
+	// the SHA-256 the reference holds; retrying does not cure it.
+	ErrPayloadIntegrity = errors.New("payload integrity check failed")
 )
 
 // throttled is [ErrThrottled]'s type: it matches ErrUnavailable too.

@@ -2,7 +2,6 @@ package sortie
 
 import (
 	"context"
-	"errors"
 	"regexp"
 	"strings"
 	"time"
@@ -17,11 +16,6 @@ const (
 	// a [PayloadStore] by default, all its payloads together (256 MiB).
 	DefaultMaxRunPayloadBytes = 256 << 20
 )
-
-// ErrPayloadIntegrity is what reading a payload returns when the stored
-// object is not the one its [PayloadRef] names: another size or SHA-256
-// (changed or replaced in the bucket), or sealed for another run or key.
-var ErrPayloadIntegrity = errors.New("payload integrity check failed")
 
 // PayloadRef names a payload kept in a [PayloadStore] instead of inline
 // on the run: the run keeps this, never the value.
@@ -108,8 +102,8 @@ type PayloadStore interface {
 	Put(ctx context.Context, run RunID, agent, name, field string, value []byte) (*PayloadRef, error)
 	// Get returns the value ref names, stored for run and agent. An
 	// object whose size or SHA-256 is not ref's, or that does not open
-	// for run, agent and key, is [ErrPayloadIntegrity]; a missing object
-	// is [ErrNotFound].
+	// for run, agent and key, or that is missing, is
+	// [ErrPayloadIntegrity], the error naming its key and SHA-256.
 	Get(ctx context.Context, run RunID, agent string, ref *PayloadRef) ([]byte, error)
 	// DeleteRun deletes every object of run; none is success.
 	DeleteRun(ctx context.Context, run RunID) error

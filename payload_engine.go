@@ -70,8 +70,9 @@ func (e *Engine) dropPayloads(ctx context.Context, run *Run) {
 
 // inlined fills in run's Variables, Result, ResumeInput and interrupt
 // Checkpoint from the payload store when the run keeps them there, so a
-// client reads them as if inline; the references stay on the run. Errors wrap [ErrPayloadIntegrity] for an
-// object that is not the one referenced.
+// client reads them as if inline; the references stay on the run. Errors
+// wrap [ErrPayloadIntegrity] for an object missing or not the one
+// referenced, and name its key and SHA-256.
 func (e *Engine) inlined(ctx context.Context, run *Run) (*Run, error) {
 	if run == nil || !run.HasPayloadRefs() {
 		return run, nil
@@ -81,19 +82,31 @@ func (e *Engine) inlined(ctx context.Context, run *Run) (*Run, error) {
 	}
 	var err error
 	if run.VariablesRef != nil && len(run.Variables) == 0 {
-		if run.Variables, err = e.opts.Payloads.Get(ctx, run.ID, run.Agent.Name, run.VariablesRef); err != nil {
-			return nil, fmt.Errorf("read the variables of run %s: %w", run.ID, err)
+		if run.Variables, err = e.readPayload(ctx, run.ID, run.Agent.Name, run.VariablesRef, "the variables"); err != nil {
+			return nil, err
 		}
 	}
 	if run.ResultRef != nil && len(run.Result) == 0 {
-		if run.Result, err = e.opts.Payloads.Get(ctx, run.ID, run.Agent.Name, run.ResultRef); err != nil {
-			return nil, fmt.Errorf("read the result of run %s: %w", run.ID, err)
+		if run.Result, err = e.readPayload(ctx, run.ID, run.Agent.Name, run.ResultRef, "the result"); err != nil {
+			return nil, err
 		}
 	}
 	if err := e.inlineResume(ctx, run); err != nil {
 		return nil, err
 	}
 	return run, nil
+}
+
+// readPayload reads what (for example "the result") of run id, stored
+// for agent, from the payload store; its error names ref's key and
+// SHA-256 whatever the store's says, and wraps it ([ErrPayloadIntegrity]
+// for an object missing or not the one referenced).
+func (e *Engine) readPayload(ctx context.Context, id RunID, agent string, ref *PayloadRef, what string) ([]byte, error) {
+	b, err := e.opts.Payloads.Get(ctx, id, agent, ref)
+	if err != nil {
+		return nil, fmt.Errorf("read %s of run %s (payload %s, SHA-256 %s): %w", what, id, ref.Key, ref.SHA256, err)
+	}
+	return b, nil
 }
 
 // HasPayloadRefs reports whether r keeps a payload in a [PayloadStore]:

@@ -111,14 +111,14 @@ func (e *Engine) offloadResumeInput(ctx context.Context, run *Run, input json.Ra
 func (e *Engine) inlineResume(ctx context.Context, run *Run) error {
 	var err error
 	if run.ResumeInputRef != nil && len(run.ResumeInput) == 0 {
-		if run.ResumeInput, err = e.opts.Payloads.Get(ctx, run.ID, run.Agent.Name, run.ResumeInputRef); err != nil {
-			return fmt.Errorf("read the resume input of run %s: %w", run.ID, err)
+		if run.ResumeInput, err = e.readPayload(ctx, run.ID, run.Agent.Name, run.ResumeInputRef, "the resume input"); err != nil {
+			return err
 		}
 	}
 	if in := run.Interrupt; in != nil && in.CheckpointRef != nil && len(in.Checkpoint) == 0 {
 		c := *in
-		if c.Checkpoint, err = e.opts.Payloads.Get(ctx, run.ID, run.Agent.Name, in.CheckpointRef); err != nil {
-			return fmt.Errorf("read the interrupt checkpoint of run %s: %w", run.ID, err)
+		if c.Checkpoint, err = e.readPayload(ctx, run.ID, run.Agent.Name, in.CheckpointRef, "the interrupt checkpoint"); err != nil {
+			return err
 		}
 		run.Interrupt = &c
 	}

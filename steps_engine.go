@@ -74,9 +74,9 @@ func (e *Engine) inlinedSteps(ctx context.Context, id RunID, steps []Step) error
 			}
 			agent = run.Agent.Name
 		}
-		b, err := e.opts.Payloads.Get(ctx, id, agent, st.ResultRef)
+		b, err := e.readPayload(ctx, id, agent, st.ResultRef, fmt.Sprintf("the result of step %q", st.Name))
 		if err != nil {
-			return fmt.Errorf("read the result of step %q of run %s: %w", st.Name, id, err)
+			return err
 		}
 		st.Result = b
 	}

@@ -10,8 +10,8 @@
 // run's sealed configuration: the bucket alone reveals nothing. The run
 // keeps a [sortie.PayloadRef] (store, key, size, SHA-256 of the stored
 // object); [Store.Get] checks the size and hash before it opens the
-// object, and refuses any other object with
-// [sortie.ErrPayloadIntegrity].
+// object, and refuses any other object, or a missing one, with
+// [sortie.ErrPayloadIntegrity] naming the key and the SHA-256.
 //
 // Keys are "runs/RUN_ID/NAME", so [Store.DeleteRun] removes everything a
 // run stored, and [Store.Sweep] removes the objects of runs the control

@@ -104,7 +104,9 @@ func (s *Store) Get(ctx context.Context, run sortie.RunID, agent string, ref *so
 		return nil, err
 	}
 	object, err := s.read(ctx, ref.Key, ref.Size+sealSlackBytes)
-	if err != nil {
+	if errors.Is(err, sortie.ErrNotFound) {
+		return nil, sealed.Missing(run, ref)
+	} else if err != nil {
 		return nil, err
 	}
 	return sealed.Open(ctx, s.sealer, run, agent, ref, object)

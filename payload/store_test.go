@@ -179,8 +179,10 @@ func TestDeleteRun(t *testing.T) {
 			t.Fatalf("after DeleteRun(%s) the bucket holds %q, want only run %s's 2 objects", run1, keys, other)
 		}
 		ref := &sortie.PayloadRef{Store: f.store.Name(), Key: payload.Key(run1, "variables"), Size: 2, SHA256: strings.Repeat("0", 64)}
-		if _, err := f.store.Get(bg, run1, "probe", ref); !errors.Is(err, sortie.ErrNotFound) {
-			t.Errorf("Get(deleted) = %v, want ErrNotFound", err)
+		_, err := f.store.Get(bg, run1, "probe", ref)
+		if !errors.Is(err, sortie.ErrPayloadIntegrity) || errors.Is(err, sortie.ErrNotFound) ||
+			!strings.Contains(err.Error(), ref.Key) || !strings.Contains(err.Error(), ref.SHA256) {
+			t.Errorf("Get(deleted) = %v, want ErrPayloadIntegrity (not the run's ErrNotFound) naming the key and the SHA-256", err)
 		}
 		if err := f.store.DeleteRun(bg, run1); err != nil {
 			t.Errorf("DeleteRun(again) = %v, want nil", err)

@@ -33,7 +33,10 @@
 //
 // Event streams: each event is "id: ATTEMPT.SEQ", "event: event" and its
 // JSON; the stream ends with "event: run" and the final (terminal or
-// interrupted) run. A client that reconnects with Last-Event-ID gets the
+// interrupted) run, its payloads kept by reference as references only:
+// GET /v1/runs/{id} reads them back (or answers 500 payload_integrity
+// naming the object's key and SHA-256), so a payload that cannot be read
+// never stops the events. A client that reconnects with Last-Event-ID gets the
 // events after that ID: nothing lost, nothing repeated. All followers of a
 // run share one reader of the control plane (woken by in-process changes,
 // else polling every Options.FollowPoll), so followers cost memory, not

@@ -48,7 +48,7 @@ func (s *Server) errorBody(r *http.Request, err error) (int, wire.ErrorBody) {
 		return http.StatusConflict, errorBody(wire.CodeConflict, live.Error(), "")
 	}
 	if m, ok := wire.ForError(err); ok {
-		return m.Status, errorBody(m.Code, notFoundMessage(r, m.Code, m.Message), "")
+		return m.Status, errorBody(m.Code, message(r, m, err), "")
 	}
 	if errors.Is(err, context.Canceled) && r.Context().Err() != nil {
 		return 499, errorBody(wire.CodeCancelled, "request cancelled", "")
@@ -64,11 +64,22 @@ func errorBody(code, msg, field string) wire.ErrorBody {
 	return wire.ErrorBody{Error: wire.ErrorDetail{Code: code, Message: msg, Field: field}}
 }
 
-// notFoundMessage names what was not found from the request's path.
-func notFoundMessage(r *http.Request, code, msg string) string {
-	if code != wire.CodeNotFound {
-		return msg
+// message is the message of an answer of row m for err: what was not
+// found, named from the request's path; the error itself for a payload's
+// integrity (it names the object's key and SHA-256, never a URL or a
+// value); else m's message, nothing of the cause.
+func message(r *http.Request, m wire.Mapping, err error) string {
+	switch m.Code {
+	case wire.CodeNotFound:
+		return notFoundMessage(r, m.Message)
+	case wire.CodePayloadIntegrity:
+		return err.Error()
 	}
+	return m.Message
+}
+
+// notFoundMessage names what was not found from the request's path.
+func notFoundMessage(r *http.Request, msg string) string {
 	id, cid, agent := r.PathValue("id"), r.PathValue("cid"), r.PathValue("name")
 	switch {
 	case agent != "":

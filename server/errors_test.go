@@ -38,6 +38,7 @@ func TestErrorBodiesMapBackToTheSentinels(t *testing.T) {
 		{sortie.ErrConflict, nil, 409, "conflict", sortie.ErrConflict, ""},
 		{&sortie.AgentBudgetError{Window: sortie.SpendWindow{Agent: "probe", PeriodMs: 86_400_000}, BudgetNanoUSD: 50_000_000, SpentNanoUSD: 60_000_000},
 			nil, 409, "budget_exhausted", sortie.ErrBudgetExhausted, ""},
+		{sortie.ErrPayloadIntegrity, nil, 500, "payload_integrity", sortie.ErrPayloadIntegrity, ""},
 		{sortie.ErrUnavailable, nil, 503, "unavailable", sortie.ErrUnavailable, ""},
 		{sortie.ErrThrottled, nil, 429, "throttled", sortie.ErrThrottled, ""},
 		{sortie.ErrClosed, nil, 503, "unavailable", sortie.ErrUnavailable, ""},
@@ -74,6 +75,10 @@ func TestErrorBodiesMapBackToTheSentinels(t *testing.T) {
 	}
 	if strings.Contains(fmt.Sprint(s.errorBody(httptest.NewRequest(http.MethodGet, "/", nil), errors.New("disk on fire at /var/lib/x"))), "/var/lib") {
 		t.Error("a 500's body shows the cause")
+	}
+	broken := fmt.Errorf("read the result of run R (payload runs/R/result-1, SHA-256 %s): %w", strings.Repeat("ab", 32), sortie.ErrPayloadIntegrity)
+	if _, body := s.errorBody(httptest.NewRequest(http.MethodGet, "/v1/runs/R", nil), broken); body.Error.Message != broken.Error() {
+		t.Errorf("a payload_integrity answer says %q, want the error naming the key and the SHA-256: %q", body.Error.Message, broken)
 	}
 	if !strings.Contains(logs.String(), "disk on fire") {
 		t.Errorf("the server log does not hold the 500's cause: %q", logs.String())

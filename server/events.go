@@ -68,7 +68,7 @@ func (s *Server) events(w http.ResponseWriter, r *http.Request) {
 	q, err := s.parseEventsQuery(r)
 	var run *sortie.Run
 	if err == nil {
-		run, err = s.eng.Get(r.Context(), q.id)
+		run, err = s.eng.GetStored(r.Context(), q.id) // a payload that cannot be read is GET /v1/runs/ID's error, not the events'
 	}
 	if err == nil && q.after.Attempt > run.Attempt {
 		err = sortie.Invalidf(q.field, "cursor %s is past the run's attempt %d", q.after, run.Attempt)
@@ -116,9 +116,10 @@ func (s *Server) next(ctx context.Context, f *feed, cur sortie.Cursor, limit int
 }
 
 // readPage reads one page directly: the run first, then its events, so a
-// final run read first has all its events below.
+// final run read first has all its events below. The run is as stored,
+// payloads kept by reference as references, as the feed's.
 func (s *Server) readPage(ctx context.Context, q eventsQuery) (*wire.EventsPage, error) {
-	run, err := s.eng.Get(ctx, q.id)
+	run, err := s.eng.GetStored(ctx, q.id)
 	if err != nil {
 		return nil, err
 	}

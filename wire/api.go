@@ -29,7 +29,9 @@ type EventsPage struct {
 	Events []sortie.Event `json:"events"`
 	// NextCursor is the cursor to ask from next ("ATTEMPT.SEQ").
 	NextCursor string `json:"next_cursor"`
-	// Run is set on the last page: the final run.
+	// Run is set on the last page: the final run, payloads kept by
+	// reference as references only (variables_ref, result_ref, ...):
+	// GET /v1/runs/{id} reads them back.
 	Run *sortie.Run `json:"run,omitempty"`
 }
 

@@ -50,6 +50,12 @@ const (
 	// (sortie.ErrClosed) or a backing service failed; retry.
 	// sortie.ErrUnavailable on the client.
 	CodeUnavailable = "unavailable"
+	// CodePayloadIntegrity (500): a payload the run keeps by reference
+	// cannot be read back: its object is missing, changed or not the
+	// run's (sortie.ErrPayloadIntegrity). The message names the object's
+	// key and SHA-256 (never a URL or a value). Not retried: the stored
+	// data is at fault, not the request.
+	CodePayloadIntegrity = "payload_integrity"
 	// CodeUnauthenticated (401, or 403 for a non-loopback client of a host
 	// without API tokens): no valid bearer token.
 	CodeUnauthenticated = "unauthenticated"
@@ -111,6 +117,7 @@ var mappings = []Mapping{
 	{sortie.ErrConflict, CodeConflict, http.StatusConflict, "the run changed meanwhile or is not in a state that allows this"},
 	{sortie.ErrBudgetExhausted, CodeBudgetExhausted, http.StatusConflict, "the agent's budget for the period is spent"},
 	{sortie.ErrRefused, CodeRefused, http.StatusForbidden, "refused by the host's policy"},
+	{sortie.ErrPayloadIntegrity, CodePayloadIntegrity, http.StatusInternalServerError, "a payload the run keeps by reference cannot be read back"},
 	{sortie.ErrThrottled, CodeThrottled, http.StatusTooManyRequests, "a backing service is throttling requests; retry after the pause"},
 	{sortie.ErrUnavailable, CodeUnavailable, http.StatusServiceUnavailable, "a backing service is unavailable; retry"},
 	{sortie.ErrClosed, CodeUnavailable, http.StatusServiceUnavailable, "the server is shutting down"},

@@ -33,6 +33,7 @@ var sentinels = map[string]struct {
 	"ErrThrottled":           {sortie.ErrThrottled, "throttled", 429, sortie.ErrThrottled},
 	"ErrBudgetExhausted":     {sortie.ErrBudgetExhausted, "budget_exhausted", 409, sortie.ErrBudgetExhausted},
 	"ErrRefused":             {sortie.ErrRefused, "refused", 403, sortie.ErrRefused},
+	"ErrPayloadIntegrity":    {sortie.ErrPayloadIntegrity, "payload_integrity", 500, sortie.ErrPayloadIntegrity},
 	// A closing server tells the client to retry elsewhere.
 	"ErrClosed": {sortie.ErrClosed, "unavailable", 503, sortie.ErrUnavailable},
 }

@@ -61,6 +61,13 @@ func CheckRef(store string, run sortie.RunID, ref *sortie.PayloadRef) error {
 	return nil
 }
 
+// Missing is the error for the object ref names, of run, that its store
+// does not hold (deleted or never written): [sortie.ErrPayloadIntegrity]
+// naming the key and the SHA-256, as a changed object's error does.
+func Missing(run sortie.RunID, ref *sortie.PayloadRef) error {
+	return fmt.Errorf("payload %s of run %s (SHA-256 %s) is missing from store %q: %w", ref.Key, run, ref.SHA256, ref.Store, sortie.ErrPayloadIntegrity)
+}
+
 // Open checks object against ref, which names an object of run stored
 // for agent, and opens it: an object over ref.Size+[SlackBytes], with
 // another SHA-256, that does not open for run, agent and key, or whose

@@ -159,7 +159,9 @@ func (s *URLStore) Get(ctx context.Context, run sortie.RunID, agent string, ref 
 		return nil, s.wrap("read", ref.Key, err)
 	}
 	defer drain(resp)
-	if resp.StatusCode != http.StatusOK {
+	if resp.StatusCode == http.StatusNotFound {
+		return nil, Missing(run, ref)
+	} else if resp.StatusCode != http.StatusOK {
 		return nil, s.status("read", ref.Key, resp)
 	}
 	limit := ref.Size + SlackBytes
@@ -214,7 +216,8 @@ func (s *URLStore) wrap(op, key string, err error) error {
 	return fmt.Errorf("payload store %q: %s %s: %v: %w", s.urls.Store, op, key, err, sortie.ErrUnavailable)
 }
 
-// status maps an answer other than success: 404 to ErrNotFound, 403 (an
+// status maps an answer other than success (Get maps a 404 to [Missing]
+// first): 404 to ErrNotFound, 403 (an
 // expired or refused URL) permanent, 429 and 5xx to ErrUnavailable.
 func (s *URLStore) status(op, key string, resp *http.Response) error {
 	var sentinel error

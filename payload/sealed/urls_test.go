@@ -166,7 +166,8 @@ func TestURLStoreFlippedByte(t *testing.T) {
 	gone := *urls
 	gone.Get = map[string]string{inv.VariablesRef.Key: r.srv.Endpoint + "/payloads/runs/" + string(run) + "/missing?X-Amz-Signature=0f0f"}
 	_, err = sealed.NewURLStore(&gone, r.kr, http.DefaultClient).Get(t.Context(), run, "probe", inv.VariablesRef)
-	if !errors.Is(err, sortie.ErrNotFound) || strings.Contains(err.Error(), "0f0f") {
-		t.Errorf("Get(a URL of a missing object) = %v, want ErrNotFound without the URL", err)
+	if !errors.Is(err, sortie.ErrPayloadIntegrity) || errors.Is(err, sortie.ErrNotFound) || strings.Contains(err.Error(), "0f0f") ||
+		!strings.Contains(err.Error(), inv.VariablesRef.SHA256) || !strings.Contains(err.Error(), inv.VariablesRef.Key) {
+		t.Errorf("Get(a URL of a missing object) = %v, want ErrPayloadIntegrity naming the key and the SHA-256, without the URL", err)
 	}
 }
