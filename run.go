@@ -393,10 +393,14 @@ type Usage struct {
 	KMSRequests int64 `json:"kms_requests,omitempty"`
 	// OffloadedBytes counts payload bytes moved to object storage.
 	OffloadedBytes int64 `json:"offloaded_bytes,omitempty"`
-	// PayloadWrites and PayloadReads count the worker's object-storage
-	// requests for the attempt's payloads (writes: PUT of an object under
-	// runs/RUN_ID/; reads: GET), failed ones included, as the stores bill
-	// them.
+	// PayloadWrites and PayloadReads count object-storage requests for
+	// the attempt's payloads, failed ones included, as the stores bill
+	// them. Writes (PUT of an object under runs/RUN_ID/) are the worker's
+	// (result, interrupt checkpoint, steps kept by reference) and the
+	// engine's own stores of the run's variables (counted on attempt 1)
+	// and of a resume input (on the attempt that resumes); reads (GET) are
+	// the worker's. The engine's reads for clients ([Engine.Get]) are not
+	// counted.
 	PayloadWrites int64 `json:"payload_writes,omitempty"`
 	PayloadReads  int64 `json:"payload_reads,omitempty"`
 	// PayloadStore is the kind of store those requests went to, which

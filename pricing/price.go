@@ -116,11 +116,12 @@ func items(a *sortie.Attempt) []item {
 }
 
 // payloadPrices are the price keys of payload writes and reads, by the
-// kind of store ([sortie.Usage.PayloadStore]).
+// kind of store ([sortie.Usage.PayloadStore]); a write's key is never a
+// read's, so an attempt's items tell them apart.
 var payloadPrices = map[string][2]string{
 	"s3":   {"s3.put_request", "s3.get_request"},
 	"gs":   {"gcs.class_a_operation", "gcs.class_b_operation"},
-	"file": {"file.request", "file.request"},
+	"file": {"file.put_request", "file.get_request"},
 }
 
 // payloadItems returns the payload request items of a usage: writes and

@@ -73,7 +73,7 @@ func TestAttemptCostByLauncher(t *testing.T) {
 	}, {
 		name: "local payloads in the state directory",
 		a:    attempt(1, "local", nil, &sortie.Usage{DurationMs: 1000, PayloadWrites: 1, PayloadReads: 1, PayloadStore: "file"}),
-		want: map[string]sortie.NanoUSD{"local.second": 0, "file.request": 0},
+		want: map[string]sortie.NanoUSD{"local.second": 0, "file.put_request": 0, "file.get_request": 0},
 	}, {
 		name: "local on SQLite",
 		a:    attempt(1, "local", nil, &sortie.Usage{DurationMs: 1234, KMSRequests: 2}),
@@ -101,6 +101,29 @@ func TestAttemptCostByLauncher(t *testing.T) {
 				t.Errorf("Attempt total %d, want the items' sum %d", ac.TotalNanoUSD, total)
 			}
 		})
+	}
+}
+
+// Payload writes and reads are items of their own on every kind of
+// store, each with its own count.
+func TestPayloadWritesAndReadsApart(t *testing.T) {
+	table := pricing.Default()
+	for store, keys := range map[string][2]string{
+		"s3": {"s3.put_request", "s3.get_request"}, "gs": {"gcs.class_a_operation", "gcs.class_b_operation"},
+		"file": {"file.put_request", "file.get_request"},
+	} {
+		a := attempt(1, "local", nil, &sortie.Usage{PayloadWrites: 2, PayloadReads: 3, PayloadStore: store})
+		ac, unpriced := table.Attempt(&a)
+		got := map[string]string{}
+		for _, it := range ac.Items {
+			if it.Component == sortie.ComponentPayload {
+				got[it.Price] = it.Quantity
+			}
+		}
+		want := map[string]string{keys[0]: "2", keys[1]: "3"}
+		if d := cmp.Diff(want, got); d != "" || len(unpriced) > 0 {
+			t.Errorf("%s: payload items (-want +got):\n%s unpriced %v", store, d, unpriced)
+		}
 	}
 }
 
