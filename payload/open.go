@@ -14,13 +14,17 @@ import (
 
 // OpenFile returns a Store on a fileblob bucket in dir (created with mode
 // 0700 when missing), named "file" in references: the embedded default,
-// in the state directory. Close the returned bucket after the Store's
-// last use.
+// in the state directory. Its directories are 0700 and its objects 0600,
+// as the rest of the state directory; it writes no metadata files. Close
+// the returned bucket after the Store's last use.
 func OpenFile(dir string, sealer Sealer, opts *Options) (*Store, *blob.Bucket, error) {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, nil, fmt.Errorf("payload store: create %s: %w", dir, err)
 	}
-	b, err := fileblob.OpenBucket(dir, &fileblob.Options{DirFileMode: 0o700, NoTempDir: true})
+	// fileblob creates files 0666 (less the umask) and has no option for
+	// it: Put's [ownerOnly] narrows each object, and the metadata
+	// sidecar files (only a content type, made with os.Create) are skipped.
+	b, err := fileblob.OpenBucket(dir, &fileblob.Options{DirFileMode: 0o700, NoTempDir: true, Metadata: fileblob.MetadataDontWrite})
 	if err != nil {
 		return nil, nil, fmt.Errorf("payload store: open %s: %w", dir, err)
 	}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 
 	"gocloud.dev/blob"
 	"gocloud.dev/gcerrors"
@@ -73,10 +74,21 @@ func (s *Store) Put(ctx context.Context, run sortie.RunID, agent, name, field st
 	if err != nil {
 		return nil, err
 	}
-	if err := s.bucket.WriteAll(ctx, key, object, &blob.WriterOptions{ContentType: "application/octet-stream"}); err != nil {
+	if err := s.bucket.WriteAll(ctx, key, object, &blob.WriterOptions{ContentType: "application/octet-stream", BeforeWrite: ownerOnly}); err != nil {
 		return nil, s.wrap("store", key, err)
 	}
 	return ref, nil
+}
+
+// ownerOnly makes the file a bucket writes an object to readable by its
+// owner only (0600) before anything is written, on drivers that write
+// local files (fileblob); others expose no *os.File and are left alone.
+func ownerOnly(as func(any) bool) error {
+	var f *os.File
+	if as(&f) {
+		return f.Chmod(0o600)
+	}
+	return nil
 }
 
 // checkRunTotal refuses a payload of n bytes that would take run's

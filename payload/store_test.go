@@ -4,8 +4,11 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"io/fs"
+	"path/filepath"
 	"slices"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -95,6 +98,47 @@ func TestRoundTripSealed(t *testing.T) {
 			t.Fatal("the stored object holds the canary in plaintext")
 		}
 	})
+}
+
+// The embedded store's files are the owner's alone, as the rest of the
+// state directory: objects 0600 in 0700 directories, whatever the umask.
+func TestFileStoreOwnerOnly(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "payloads")
+	old := syscall.Umask(0o022)
+	defer syscall.Umask(old)
+	s, b, err := payload.OpenFile(dir, sealer(t), nil)
+	if err != nil {
+		t.Fatalf("OpenFile = %v", err)
+	}
+	defer b.Close()
+	for _, name := range []string{"variables", "result-1"} {
+		if _, err := s.Put(bg, run1, "probe", name, name, []byte(`{"a":1}`)); err != nil {
+			t.Fatalf("Put(%s) = %v", name, err)
+		}
+	}
+	files := 0
+	err = filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		info, err := d.Info()
+		if err != nil {
+			return err
+		}
+		want := fs.FileMode(0o600)
+		if d.IsDir() {
+			want = fs.ModeDir | 0o700
+		} else {
+			files++
+		}
+		if info.Mode() != want {
+			t.Errorf("%s has mode %v, want %v", p, info.Mode(), want)
+		}
+		return nil
+	})
+	if err != nil || files != 2 {
+		t.Errorf("walk = %v with %d files, want the 2 objects and no other file", err, files)
+	}
 }
 
 func TestFlippedByteRefused(t *testing.T) {
