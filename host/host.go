@@ -279,8 +279,8 @@ func (h *Host) CallbackURL() string {
 }
 
 // RunReconciler retries or fails runs whose lease expired, every
-// Config.ReconcileInterval, sweeps orphaned payload objects every 10
-// minutes and, with Config.Retention, deletes expired runs every minute,
+// Config.ReconcileInterval, sweeps orphaned payload objects at once and
+// every 10 minutes and, with Config.Retention, deletes expired runs every minute,
 // until ctx ends.
 func (h *Host) RunReconciler(ctx context.Context) {
 	if h.payloads != nil {

@@ -176,27 +176,29 @@ func (c *Config) validatePayloads() error {
 // payloadCeiling is the largest per-payload limit a host takes.
 const payloadCeiling = sealed.MaxPayloadBytes
 
-// Payload sweeps: every payloadSweepInterval, the objects of runs older
-// than payloadSweepMinAge that the control plane does not hold go.
+// Payload sweeps: once at start, then every payloadSweepInterval, the
+// objects of runs older than payloadSweepMinAge that the control plane
+// does not hold go.
 const (
 	payloadSweepInterval = 10 * time.Minute
 	payloadSweepMinAge   = time.Hour
 )
 
-// sweepPayloads sweeps the payload store until ctx ends.
+// sweepPayloads sweeps the payload store at once (a host that runs less
+// than an interval still sweeps), then every interval until ctx ends.
 func (h *Host) sweepPayloads(ctx context.Context) {
 	t := time.NewTicker(payloadSweepInterval)
 	defer t.Stop()
 	for {
+		if n, err := h.engine.SweepPayloads(ctx, payloadSweepMinAge); err != nil && ctx.Err() == nil {
+			h.log.Warn("payload sweep", "err", err)
+		} else if n > 0 {
+			h.log.Info("payload sweep: deleted the objects of runs the control plane does not hold", "runs", n)
+		}
 		select {
 		case <-ctx.Done():
 			return
 		case <-t.C:
-		}
-		if n, err := h.engine.SweepPayloads(ctx, payloadSweepMinAge); err != nil {
-			h.log.Warn("payload sweep", "err", err)
-		} else if n > 0 {
-			h.log.Info("payload sweep: deleted the objects of runs the control plane does not hold", "runs", n)
 		}
 	}
 }
