@@ -28,7 +28,9 @@ func OpenFile(dir string, sealer Sealer, opts *Options) (*Store, *blob.Bucket, e
 	if err != nil {
 		return nil, nil, fmt.Errorf("payload store: open %s: %w", dir, err)
 	}
-	return New(b, "file", sealer, opts), b, nil
+	s := New(b, "file", sealer, opts)
+	s.dir = dir
+	return s, b, nil
 }
 
 // OpenURL returns a Store on the bucket at a gocloud.dev/blob URL, for

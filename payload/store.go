@@ -5,7 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
+	"path/filepath"
+	"syscall"
 
 	"gocloud.dev/blob"
 	"gocloud.dev/gcerrors"
@@ -32,6 +35,8 @@ type Store struct {
 	name   string
 	sealer Sealer
 	limits sortie.PayloadLimits
+	// dir is a fileblob store's directory ([OpenFile]); "" otherwise.
+	dir string
 }
 
 var _ sortie.PayloadStore = (*Store)(nil)
@@ -141,14 +146,35 @@ func (s *Store) read(ctx context.Context, key string, limit int64) ([]byte, erro
 	return b, nil
 }
 
-// DeleteRun implements [sortie.PayloadStore].
+// DeleteRun implements [sortie.PayloadStore]. On a store of [OpenFile] it
+// also removes the run's directory once empty (fileblob leaves it).
 func (s *Store) DeleteRun(ctx context.Context, run sortie.RunID) error {
-	return s.each(ctx, run, func(o *blob.ListObject) error {
+	err := s.each(ctx, run, func(o *blob.ListObject) error {
 		if err := s.bucket.Delete(ctx, o.Key); err != nil && gcerrors.Code(err) != gcerrors.NotFound {
 			return s.wrap("delete", o.Key, err)
 		}
 		return nil
 	})
+	if err != nil || s.dir == "" {
+		return err
+	}
+	return s.removeRunDir(run)
+}
+
+// removeRunDir removes the empty directory of run's objects in a fileblob
+// store: its path is built from the validated run ID, so no caller's
+// string names a path. A directory gone or not empty (a write racing the
+// deletion, for the sweep) is left to the next deletion or sweep.
+func (s *Store) removeRunDir(run sortie.RunID) error {
+	if run.Validate() != nil {
+		return nil // no object of such a run could exist
+	}
+	dir := filepath.Join(s.dir, filepath.FromSlash(Key(run, "")))
+	err := os.Remove(dir)
+	if err == nil || errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTEMPTY) || errors.Is(err, syscall.EEXIST) {
+		return nil
+	}
+	return fmt.Errorf("payload store %q: remove the directory of run %s: %v: %w", s.name, run, err, sortie.ErrUnavailable)
 }
 
 // each calls fn for every object of run.

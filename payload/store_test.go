@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"io/fs"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -232,6 +233,35 @@ func TestDeleteRun(t *testing.T) {
 			t.Errorf("DeleteRun(again) = %v, want nil", err)
 		}
 	})
+}
+
+// On a fileblob store DeleteRun also removes the run's directory, which
+// fileblob leaves empty, and keeps the other run's.
+func TestDeleteRunRemovesItsDirectory(t *testing.T) {
+	dir := t.TempDir()
+	s, b, err := payload.OpenFile(dir, sealer(t), nil)
+	if err != nil {
+		t.Fatalf("OpenFile = %v", err)
+	}
+	t.Cleanup(func() { b.Close() })
+	other := sortie.NewRunID(testTime)
+	for _, r := range []sortie.RunID{run1, other} {
+		if _, err := s.Put(bg, r, "probe", "variables", "variables", []byte(`{}`)); err != nil {
+			t.Fatalf("Put(%s) = %v", r, err)
+		}
+	}
+	if err := s.DeleteRun(bg, run1); err != nil {
+		t.Fatalf("DeleteRun = %v", err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "runs", string(run1))); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("Stat(the deleted run's directory) = %v, want it removed", err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "runs", string(other))); err != nil {
+		t.Errorf("Stat(the other run's directory) = %v, want it kept", err)
+	}
+	if err := s.DeleteRun(bg, run1); err != nil {
+		t.Errorf("DeleteRun(again) = %v, want nil", err)
+	}
 }
 
 func listKeys(t *testing.T, b *blob.Bucket) []string {
