@@ -122,7 +122,12 @@ func (e *Engine) armCancelTimeout(run *Run) {
 		}
 		ctx, cancel := context.WithTimeout(e.life.hard, writeTimeout)
 		defer cancel()
-		if _, err := e.reconcileID(ctx, run.ID); err != nil {
+		_, err := e.reconcileID(ctx, run.ID)
+		switch {
+		case errors.Is(err, ErrNotFound):
+			// Cancelled, then deleted: nothing is left to reconcile.
+			e.log.Debug("cancel timeout: the run was deleted meanwhile", "run", run.ID)
+		case err != nil:
 			e.log.Warn("cancel timeout", "run", run.ID, "err", err)
 		}
 	})
