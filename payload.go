@@ -76,6 +76,25 @@ type PayloadLimits struct {
 	// MaxRunBytes is the most bytes one run's payloads take together.
 	// Optional; defaults to [DefaultMaxRunPayloadBytes].
 	MaxRunBytes int64
+	// MaxPayloadSetting and MaxRunSetting name where each limit is set,
+	// for refusals to name it (a host's "--max-payload-bytes, env
+	// SORTIE_MAX_PAYLOAD_BYTES"). Optional; refusals then name the payload
+	// store's limit only.
+	MaxPayloadSetting, MaxRunSetting string
+}
+
+// PayloadSetting is what a refusal adds to the per-payload limit it
+// names: " (SETTING)", or "" without MaxPayloadSetting.
+func (l PayloadLimits) PayloadSetting() string { return parenthesized(l.MaxPayloadSetting) }
+
+// RunSetting is PayloadSetting for the per-run limit.
+func (l PayloadLimits) RunSetting() string { return parenthesized(l.MaxRunSetting) }
+
+func parenthesized(s string) string {
+	if s == "" {
+		return ""
+	}
+	return " (" + s + ")"
 }
 
 // WithDefaults returns l with every zero field set to its default.

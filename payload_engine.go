@@ -32,7 +32,12 @@ func StepPayloadName(name string, attempt int) string {
 // [MaxVariablesBytes].
 func (e *Engine) variablesLimit() (int, string) {
 	if e.opts.Payloads != nil {
-		return int(min(e.opts.Payloads.Limits().MaxPayloadBytes, 1<<30)), "the payload store's per-payload maximum"
+		l := e.opts.Payloads.Limits()
+		what := "the payload store's per-payload maximum"
+		if l.MaxPayloadSetting != "" {
+			what += ": " + l.MaxPayloadSetting
+		}
+		return int(min(l.MaxPayloadBytes, 1<<30)), what
 	}
 	return MaxVariablesBytes, "sortie.MaxVariablesBytes; this host has no payload store for larger ones"
 }

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"net/url"
 	"os"
+	"slices"
+	"strings"
 
 	"gocloud.dev/blob"
 	"gocloud.dev/blob/fileblob"
@@ -43,9 +45,26 @@ func OpenURL(ctx context.Context, rawURL string, sealer Sealer, opts *Options) (
 	if err != nil || u.Scheme == "" || u.Host == "" || u.Scheme == "file" {
 		return nil, nil, sortie.Invalidf("payload_bucket", "%.200q must be a bucket URL such as s3://BUCKET", rawURL)
 	}
+	if !blob.DefaultURLMux().ValidBucketScheme(u.Scheme) {
+		return nil, nil, sortie.Invalidf("payload_bucket", "%s://%s: no storage driver for %s:// in this program; want a bucket URL of %s",
+			u.Scheme, u.Host, u.Scheme, bucketSchemes())
+	}
 	b, err := blob.OpenBucket(ctx, rawURL)
 	if err != nil {
 		return nil, nil, fmt.Errorf("payload store: open %s://%s: %w", u.Scheme, u.Host, err)
 	}
 	return New(b, u.Scheme+"://"+u.Host, sealer, opts), b, nil
+}
+
+// bucketSchemes lists the schemes OpenURL takes: those of the bucket
+// drivers the program imports, file:// left out.
+func bucketSchemes() string {
+	var out []string
+	for _, s := range blob.DefaultURLMux().BucketSchemes() {
+		if s != "file" {
+			out = append(out, s+"://")
+		}
+	}
+	slices.Sort(out)
+	return strings.Join(out, ", ")
 }

@@ -69,7 +69,7 @@ func Key(run sortie.RunID, name string) string { return sealed.Key(run, name) }
 // Put implements [sortie.PayloadStore].
 func (s *Store) Put(ctx context.Context, run sortie.RunID, agent, name, field string, value []byte) (*sortie.PayloadRef, error) {
 	if n := int64(len(value)); n > s.limits.MaxPayloadBytes {
-		return nil, sortie.Invalidf(field, "%d bytes, over the payload store's per-payload limit of %d bytes", n, s.limits.MaxPayloadBytes)
+		return nil, sortie.Invalidf(field, "%d bytes, over the payload store's per-payload limit of %d bytes%s", n, s.limits.MaxPayloadBytes, s.limits.PayloadSetting())
 	}
 	key := Key(run, name)
 	if err := s.checkRunTotal(ctx, run, key, field, int64(len(value))); err != nil {
@@ -110,7 +110,7 @@ func (s *Store) checkRunTotal(ctx context.Context, run sortie.RunID, key, field 
 		return err
 	}
 	if total > s.limits.MaxRunBytes {
-		return sortie.Invalidf(field, "the run's payloads would take %d bytes, over the payload store's per-run limit of %d bytes", total, s.limits.MaxRunBytes)
+		return sortie.Invalidf(field, "the run's payloads would take %d bytes, over the payload store's per-run limit of %d bytes%s", total, s.limits.MaxRunBytes, s.limits.RunSetting())
 	}
 	return nil
 }
