@@ -177,7 +177,9 @@ type Config struct {
 	// keep none, and refuse a submission over the inline limit.
 	PayloadBucket string
 	// PayloadLimits are the payload store's per-payload and per-run
-	// maxima, in bytes. Optional; default 100 MiB and 256 MiB.
+	// maxima, in bytes: MaxPayloadBytes at most 1 GiB, MaxRunBytes at most
+	// 16 GiB and, both set, not below MaxPayloadBytes. Optional; default
+	// 100 MiB and 256 MiB.
 	PayloadLimits sortie.PayloadLimits
 	// API makes the host a server: [New] builds the HTTP API, A2A, push
 	// delivery and worker callbacks, and [Host.Serve] serves them.

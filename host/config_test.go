@@ -57,6 +57,9 @@ func TestValidateNamesTheField(t *testing.T) {
 		{"a Job and a service", host.Config{StateDir: dir, GCP: gcphost.Config{Job: job, Service: "https://w.run.app"}}, "GCP.Service"},
 		{"a service that is no URL", host.Config{StateDir: dir, GCP: gcphost.Config{Service: "w.run.app"}}, "GCP.Service"},
 		{"in-process on Cloud Run", host.Config{StateDir: dir, InProcess: true, GCP: gcphost.Config{Job: job}}, "InProcess"},
+		{"negative payload limit", host.Config{StateDir: dir, PayloadLimits: sortie.PayloadLimits{MaxPayloadBytes: -5}}, "PayloadLimits.MaxPayloadBytes"},
+		{"per-run limit under the per-payload one", host.Config{StateDir: dir,
+			PayloadLimits: sortie.PayloadLimits{MaxPayloadBytes: 100, MaxRunBytes: 10}}, "PayloadLimits.MaxRunBytes"},
 		{"two keyrings", host.Config{StateDir: dir, GCP: gcphost.Config{KMSKeys: [][2]string{{"g", "projects/p/locations/l/keyRings/r/cryptoKeys/k"}}},
 			AWS: awshost.Config{Table: "runs", KMSKeys: [][2]string{{"a", "arn:aws:kms:r:1:key/k"}}}}, "GCP.KMSKeys"},
 	} {

@@ -35,14 +35,16 @@ const (
 )
 
 // localWorkers reports whether cfg's attempts run on local workers, the
-// only ones that read the host's payload store.
+// only ones that read the host's payload store (and write logs in
+// StateDir/logs).
 func (c *Config) localWorkers() bool {
 	return c.Launcher == nil && c.GCP.Job == "" && c.GCP.Service == "" && (c.AWS.Table == "" || c.LocalWorkers)
 }
 
 // openPayloads opens the host's payload store for the engine. When its
 // attempts run on local workers: PayloadBucket, else StateDir/payloads,
-// sealing with the state directory's local key (created on first use).
+// sealing with the state directory's local key (created on first use);
+// deleting a run's objects deletes its attempts' logs too (withLogs).
 // When they run on the Lambda worker function or Cloud Run: see
 // openGranted. Other hosts have none: their workers could not read it.
 func (h *Host) openPayloads(ctx context.Context, opts *sortie.EngineOptions) error {
@@ -53,7 +55,7 @@ func (h *Host) openPayloads(ctx context.Context, opts *sortie.EngineOptions) err
 	if err != nil {
 		return err
 	}
-	h.payloads, opts.Payloads = b, s
+	h.payloads, opts.Payloads = b, withLogs{s, filepath.Join(h.dir, LogDir)}
 	return nil
 }
 
@@ -169,6 +171,10 @@ func (c *Config) validatePayloads() error {
 		return sortie.Invalidf("PayloadLimits.MaxPayloadBytes", "%d outside 0..%d", l.MaxPayloadBytes, payloadCeiling)
 	case l.MaxRunBytes < 0 || l.MaxRunBytes > 16*payloadCeiling:
 		return sortie.Invalidf("PayloadLimits.MaxRunBytes", "%d outside 0..%d", l.MaxRunBytes, 16*payloadCeiling)
+	}
+	if l.MaxRunBytes != 0 && l.MaxRunBytes < l.MaxPayloadBytes {
+		return sortie.Invalidf("PayloadLimits.MaxRunBytes", "%d is below PayloadLimits.MaxPayloadBytes %d: one run's payloads together must be allowed one payload",
+			l.MaxRunBytes, l.MaxPayloadBytes)
 	}
 	return nil
 }

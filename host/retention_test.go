@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"io/fs"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -95,5 +96,69 @@ func TestRetentionDefaultKeepsRuns(t *testing.T) {
 	var ve *sortie.ValidationError
 	if err := cfg.Validate(); !errors.As(err, &ve) || ve.Field != "Retention" {
 		t.Errorf("Validate(Retention 1s) = %v, want a ValidationError naming Retention", err)
+	}
+}
+
+// logsOf returns the attempt logs of run in the host's log directory.
+func logsOf(t *testing.T, h *host.Host, id sortie.RunID) []string {
+	t.Helper()
+	logs, err := filepath.Glob(filepath.Join(h.StateDir(), host.LogDir, string(id)+"-*.log"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return logs
+}
+
+// crashedOnce runs the probe with 1 MB of variables (kept by reference)
+// on warm workers, crashing its first attempt, whose worker logs the
+// crash to RUN-1.log, and returns the run completed on attempt 2.
+func crashedOnce(t *testing.T, h *host.Host) *sortie.Run {
+	t.Helper()
+	vars, _ := json.Marshal(map[string]any{"output": strings.Repeat("retention ", 100<<10), "crash_attempts": 1})
+	run, err := h.Client().Submit(t.Context(), &sortie.SubmitRequest{Agent: "probe", Variables: vars, Policy: sortie.Policy{BackoffMs: 1}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if run = wait(t, h.Client(), run.ID); run.State != sortie.StateCompleted || run.Attempt != 2 {
+		t.Fatalf("run = %s on attempt %d (%s), want completed on attempt 2", run.State, run.Attempt, run.Reason)
+	}
+	if logs := logsOf(t, h, run.ID); len(logs) == 0 {
+		t.Fatalf("no log of run %s in %s, want its crashed attempt's", run.ID, host.LogDir)
+	}
+	return run
+}
+
+// Expiring a run on warm workers deletes its attempts' logs (which hold
+// its events in clear text) and its payload directory, and keeps those of
+// a later run.
+func TestRetentionDeletesLogsAndPayloadDirectory(t *testing.T) {
+	h := warmHost(t, host.Config{Retention: time.Hour, ReconcileInterval: 20 * time.Millisecond})
+	go h.RunReconciler(t.Context()) // retries the crashed attempts
+	old, recent := crashedOnce(t, h), crashedOnce(t, h)
+	// Files only named like the old run's logs are not its logs.
+	decoys := []string{string(old.ID) + "-1.log.old", string(old.ID) + "-x.log"}
+	for _, d := range decoys {
+		if err := os.WriteFile(filepath.Join(h.StateDir(), host.LogDir, d), nil, 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n, err := h.ExpireRuns(t.Context(), time.UnixMilli(old.UpdatedMs+1).Add(time.Hour)); err != nil || n != 1 {
+		t.Fatalf("ExpireRuns = %d, %v; want the old run deleted", n, err)
+	}
+	if logs := logsOf(t, h, old.ID); len(logs) != 1 || filepath.Base(logs[0]) != decoys[1] {
+		t.Errorf("logs of the expired run left: %q, want only the decoy %s", logs, decoys[1])
+	}
+	if _, err := os.Stat(filepath.Join(h.StateDir(), host.LogDir, decoys[0])); err != nil {
+		t.Errorf("Stat(decoy %s) = %v, want it kept", decoys[0], err)
+	}
+	dir := filepath.Join(h.StateDir(), host.PayloadDir, "runs", string(old.ID))
+	if _, err := os.Stat(dir); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("Stat(the expired run's payload directory) = %v, want it removed", err)
+	}
+	if logs := logsOf(t, h, recent.ID); len(logs) == 0 {
+		t.Errorf("the recent run's logs were deleted, want them kept")
+	}
+	if objs := runObjects(t, h, recent.ID); len(objs) == 0 {
+		t.Errorf("the recent run's objects were deleted, want them kept")
 	}
 }
