@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"slices"
 	"time"
 
 	"github.com/sortie-run/sortie"
@@ -17,8 +18,9 @@ func newDeleteCmd(g *globals) *cobra.Command {
 		Short: "Delete terminal runs with their events, steps and payload objects",
 		Long: `delete removes each terminal run (completed, failed, cancelled, rejected) with
 everything stored under it: its events, durable steps, push configurations,
-idempotency record and payload objects. A live or interrupted run is refused:
-cancel it first. --retention deletes runs by age instead, from the reconciler.`,
+idempotency record, payload objects and its attempts' logs (logs/ in
+--state-dir). A live or interrupted run is refused: cancel it first. serve and
+reconcile --retention delete runs by age instead, from their reconciler.`,
 		Args: usageArgs(cobra.MinimumNArgs(1)),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return g.withHost(func(t *target) error {
@@ -48,4 +50,13 @@ func (g *globals) retentionFlag() (time.Duration, error) {
 		return 0, usagef("%v (env %s)", err, host.EnvRetention)
 	}
 	return d, nil
+}
+
+// retentionCommands are the commands whose reconciler deletes runs by
+// age: the others ignore SORTIE_RETENTION and refuse --retention.
+var retentionCommands = []string{"serve", "reconcile"}
+
+// usesRetention reports whether the command takes --retention.
+func (g *globals) usesRetention() bool {
+	return g.command != nil && slices.Contains(retentionCommands, g.command.Name())
 }

@@ -74,7 +74,7 @@ func (g *globals) register(root *cobra.Command) {
 	f.IntVar(&g.workers, "workers", 16, "the most warm worker processes (and local attempts running) at once")
 	f.IntVar(&g.recycle, "worker-recycle", 0, "replace a warm worker process after this many attempts (0: never)")
 	f.DurationVar(&g.reconcile, "reconcile-interval", time.Second, "how often a long-lived command reconciles expired leases")
-	f.StringVar(&g.retention, "retention", os.Getenv(host.EnvRetention), "delete terminal runs (and their payload objects) this long after their last update, e.g. 720h, from serve's and reconcile's reconciler (env SORTIE_RETENTION); default: keep runs forever")
+	f.StringVar(&g.retention, "retention", os.Getenv(host.EnvRetention), "delete terminal runs (and their payload objects) this long after their last update, e.g. 720h, from serve's and reconcile's reconciler, only those take it (env SORTIE_RETENTION); default: keep runs forever")
 	f.StringVar(&g.configRefs, "config-refs", os.Getenv(host.EnvConfigRefs), "host allowlist of configuration references, a JSON file mapping each ID runs may name (--config-ref) to where workers read its value (env SORTIE_CONFIG_REFS)")
 	f.StringSliceVar(&g.configEnv, "config-env", envList(host.EnvConfigEnv), "turn inline configuration on: the variables it may set, comma-separated (env SORTIE_CONFIG_ENV); off when empty")
 	f.StringVar(&g.hostURL, "host", os.Getenv("SORTIE_HOST"), "talk to the sortie serve at this URL instead of the embedded engine (env SORTIE_HOST); its API token comes from SORTIE_TOKEN or --token-file")
@@ -173,10 +173,15 @@ func (g *globals) config(extra ...sortie.Manifest) (host.Config, error) {
 	if err != nil {
 		return host.Config{}, err
 	}
-	retention, err := g.retentionFlag()
-	if err != nil {
-		return host.Config{}, err
+	var retention time.Duration
+	if g.usesRetention() {
+		if retention, err = g.retentionFlag(); err != nil {
+			return host.Config{}, err
+		}
 	}
+	limits := g.payloadLimits
+	limits.MaxPayloadSetting = "--max-payload-bytes, env " + host.EnvMaxPayloadBytes
+	limits.MaxRunSetting = "--max-run-payload-bytes, env " + host.EnvMaxRunPayloadBytes
 	cfg := host.Config{Retention: retention, Models: models, AllowTools: g.authz.tools, AllowConnections: g.authz.connections,
 		WebhookSteps: g.authz.webhooks, WebhookStepSecretFile: g.authz.secretFile, StateDir: g.stateDir, AWS: g.aws.config(), GCP: g.gcp.config(), Runtimes: g.runtimes, ConfigRefs: g.configRefs, InProcess: g.inProcess,
 		LocalWorkers:   g.localWorkers,
@@ -184,7 +189,7 @@ func (g *globals) config(extra ...sortie.Manifest) (host.Config, error) {
 		Prices: prices, API: g.api, Logger: g.logger(os.Stderr), WorkerPoolSize: g.workers, WorkerRecycleAfter: g.recycle,
 		ProcessPerAttempt: g.processPerAttempt || (!g.inProcess && g.outlivedByAttempts()),
 		OwnRunsOnly:       g.followsOneRun(),
-		PayloadBucket:     g.payloadBucket, PayloadLimits: g.payloadLimits}
+		PayloadBucket:     g.payloadBucket, PayloadLimits: limits}
 	if len(extra) > 0 {
 		cfg.Agents = builtin.Agents()
 		for _, m := range extra {
@@ -286,6 +291,9 @@ func (g *globals) validate() error {
 	if err := g.validateGCP(); err != nil {
 		return err
 	}
+	if err := g.checkHostOnly(); err != nil {
+		return err
+	}
 	cfg, err := g.config()
 	if err != nil {
 		return err
@@ -328,6 +336,10 @@ var flagNames = []string{
 	"Destinations", "destination policy",
 	"ReconcileInterval", "--reconcile-interval",
 	"Retention", "--retention",
+	"PayloadBucket", "--payload-bucket",
+	"payload_bucket", "--payload-bucket",
+	"PayloadLimits.MaxPayloadBytes", "--max-payload-bytes",
+	"PayloadLimits.MaxRunBytes", "--max-run-payload-bytes",
 	"API.Tokens", "API tokens (SORTIE_API_TOKENS or --api-tokens-file)",
 	"API.AnyClient", "--insecure-no-auth",
 	"API.PublicURL", "--public-url",

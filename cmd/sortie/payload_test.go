@@ -245,3 +245,24 @@ func TestLargePayloadsOnLambda(t *testing.T) {
 	checkBucket(t, srv, final.ID)
 	noPlaintext(t, c.state)
 }
+
+// The payload flags refuse what cannot work naming the flag (exit 2):
+// a limit out of range, a per-run limit under the per-payload one, a
+// bucket URL of a scheme without a driver, a host setting given to a
+// client of --host; a submission over the per-payload limit names the
+// flag that sets it.
+func TestPayloadFlagsUsage(t *testing.T) {
+	c := newCLI(t)
+	vars := filepath.Join(t.TempDir(), "vars.json")
+	if err := os.WriteFile(vars, []byte(`{"output":"`+strings.Repeat("x", 300_000)+`"}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	wantUsage(t, c, []usageCase{
+		{[]string{"--max-payload-bytes", "-5", "run", "probe"}, []string{"--max-payload-bytes: -5 outside"}},
+		{[]string{"--max-run-payload-bytes", "10", "--max-payload-bytes", "100", "run", "probe"}, []string{"--max-run-payload-bytes: 10", "--max-payload-bytes 100"}},
+		{[]string{"--payload-bucket", "ftp://x", "run", "probe"}, []string{"--payload-bucket", "ftp://", "gs://, s3://"}},
+		{[]string{"--host", "http://127.0.0.1:9", "--max-payload-bytes", "100", "list"}, []string{"--max-payload-bytes", "--host"}},
+		{[]string{"--host", "http://127.0.0.1:9", "--payload-bucket", "s3://b", "list"}, []string{"--payload-bucket", "--host"}},
+		{[]string{"--max-payload-bytes", "100000", "run", "probe", "--vars-file", vars}, []string{"over the limit of 100000 bytes", "--max-payload-bytes, env SORTIE_MAX_PAYLOAD_BYTES"}},
+	})
+}

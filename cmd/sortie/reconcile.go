@@ -1,10 +1,14 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"os"
+	"time"
 
 	"github.com/spf13/cobra"
+
+	"github.com/sortie-run/sortie/host"
 )
 
 func newReconcileCmd(g *globals) *cobra.Command {
@@ -16,7 +20,8 @@ func newReconcileCmd(g *globals) *cobra.Command {
 
 With --once it reconciles until nothing it started is left undone and exits:
 it ends the attempts whose lease expired (or whose compute ended), waits for
-their backoff and launches their next attempt.`,
+their backoff and launches their next attempt; with --retention it then
+deletes the expired runs, as each pass of the reconciler does.`,
 		Args: exactArgs(0),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if g.hostURL != "" {
@@ -24,12 +29,11 @@ their backoff and launches their next attempt.`,
 			}
 			return g.withHost(func(t *target) error {
 				if once {
-					n, err := t.h.Engine().ReconcileAll(cmd.Context())
+					retention, err := g.retentionFlag()
 					if err != nil {
 						return err
 					}
-					fmt.Fprintf(os.Stdout, "reconciled %d run(s)\n", n)
-					return nil
+					return reconcileOnce(cmd.Context(), t.h, retention)
 				}
 				t.h.RunReconciler(cmd.Context())
 				return nil
@@ -38,4 +42,22 @@ their backoff and launches their next attempt.`,
 	}
 	c.Flags().BoolVar(&once, "once", false, "reconcile until what it started is done (retries launched), then exit")
 	return c
+}
+
+// reconcileOnce is reconcile --once: every run reconciled, then with a
+// retention one pass deleting the expired runs (Host.ExpireRuns).
+func reconcileOnce(ctx context.Context, h *host.Host, retention time.Duration) error {
+	n, err := h.Engine().ReconcileAll(ctx)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(os.Stdout, "reconciled %d run(s)\n", n)
+	if retention <= 0 {
+		return nil
+	}
+	n, err = h.ExpireRuns(ctx, time.Now())
+	if n > 0 || err == nil {
+		fmt.Fprintf(os.Stdout, "deleted %d run(s) ended over %v ago\n", n, retention)
+	}
+	return err
 }

@@ -30,8 +30,9 @@ func (g *globals) openRemote(log *slog.Logger) (*target, error) {
 //
 // Settings from the environment yield to explicit flags: serve ignores
 // SORTIE_HOST (a client setting), and a --host command ignores the
-// SORTIE_DYNAMODB_* / SORTIE_WORKER_FUNCTION / SORTIE_KMS_* variables (host
-// settings) unless their flags are given.
+// SORTIE_DYNAMODB_* / SORTIE_WORKER_FUNCTION / SORTIE_KMS_* and payload
+// store variables (host settings) unless their flags are given, which
+// validate then refuses.
 func (g *globals) checkHost(cmd *cobra.Command) error {
 	changed := func(name string) bool { f := cmd.Flags().Lookup(name); return f != nil && f.Changed }
 	if changed("host") && strings.TrimSpace(g.hostURL) == "" {
@@ -57,6 +58,7 @@ func (g *globals) checkHost(cmd *cobra.Command) error {
 				*v = ""
 			}
 		}
+		g.clearHostOnlyEnv()
 	}
 	return nil
 }

@@ -117,6 +117,12 @@ func TestHostFlagRunsAgainstServe(t *testing.T) {
 	if g.code != 0 || json.Unmarshal([]byte(g.stdout), &got) != nil || got.ID != last.Run.ID || string(got.Result) != string(last.Run.Result) {
 		t.Fatalf("sortie --host get: exit %d, %q; want the run %s with its result", g.code, g.stdout, last.Run.ID)
 	}
+	// A client ignores the host settings in its environment.
+	hostEnv := remote.cmd("--host", url, "get", string(last.Run.ID))
+	hostEnv.Env = append(hostEnv.Env, "SORTIE_TOKEN="+token, "SORTIE_MAX_PAYLOAD_BYTES=-5", "SORTIE_PAYLOAD_BUCKET=ftp://x", "SORTIE_RETENTION=30d")
+	if r := runCmd(t, hostEnv); r.code != 0 {
+		t.Errorf("sortie --host get with bad host settings in the environment: exit %d, stderr %q; want them ignored", r.code, r.stderr)
+	}
 	// The same run is in serve's own state, read by the embedded engine.
 	if local := c.get(last.Run.ID); local.State != sortie.StateCompleted {
 		t.Fatalf("serve's state has the run in %s, want completed", local.State)
