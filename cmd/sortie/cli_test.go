@@ -144,7 +144,7 @@ func TestBadInput(t *testing.T) {
 		// sortie.MaxVariablesBytes are kept by reference up to it).
 		{[]string{"run", "probe", "--max-payload-bytes", "200000", "--vars-file", big}, "limit of 200000 bytes"},
 		{[]string{"run", "probe", "--max-payload-bytes", "200000", "--var", "text=" + strings.Repeat("x", 100_000), "--var", "more=" + strings.Repeat("y", 100_000), "--var", "last=" + strings.Repeat("z", 100_000)}, "limit of 200000 bytes"},
-		{[]string{"run", "probe", "--max-payload-bytes", "-1"}, "MaxPayloadBytes"},
+		{[]string{"run", "probe", "--max-payload-bytes", "-1"}, "--max-payload-bytes: -1 outside"},
 		{[]string{"run", "no-such-agent"}, "no agent named"},
 		{[]string{"run", "examples/no-such-dir"}, "agent.json"},
 		{[]string{"run", agentDir(t, `{"name":"probe","runtime":"go:probe"}}`)}, "agent.json: data after the JSON value at byte 37"},
