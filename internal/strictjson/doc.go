@@ -1,6 +1,6 @@
 // Package strictjson decodes JSON the one strict way every Sortie format
 // is read: exactly one JSON value, no object field that the target has no
-// place for, and nothing after the value but JSON whitespace (space, tab,
+// place for, no object key twice (at any depth), and nothing after the value but JSON whitespace (space, tab,
 // CR, LF). [encoding/json.Decoder.More] is not enough for the last rule:
 // it reports a stray "}" or "]" after the value as "no more", so
 // `{"a":1}}` would pass.

@@ -8,7 +8,8 @@ import (
 	"io"
 )
 
-// Errors of a value that is missing or followed by more input. Decoding
+// Errors of a value that is missing or followed by more input
+// ([ErrDuplicateKey] is in keys.go). Decoding
 // errors of the value itself are encoding/json's: a [*json.SyntaxError],
 // a [*json.UnmarshalTypeError], or `json: unknown field "NAME"`.
 var (
@@ -23,8 +24,9 @@ var (
 // Unmarshal decodes b, which must hold exactly one JSON value, into v. An
 // object field that v has no place for is refused (v may be a struct, a
 // map, or any; for a map or an any every field has a place), and so is
-// anything but JSON whitespace after the value; whitespace before and
-// after is fine. Errors are described in [ErrEmpty] and [ErrTrailingData].
+// anything but JSON whitespace after the value, and any object (at any
+// depth) holding a key twice; whitespace before and after is fine. Errors
+// are described in [ErrEmpty], [ErrTrailingData] and [ErrDuplicateKey].
 func Unmarshal(b []byte, v any) error {
 	return decode(b, v, false)
 }
@@ -53,5 +55,6 @@ func decode(b []byte, v any, useNumber bool) error {
 	if rest := bytes.TrimLeft(b[end:], " \t\r\n"); len(rest) > 0 {
 		return fmt.Errorf("%w at byte %d", ErrTrailingData, len(b)-len(rest))
 	}
-	return nil
+	_, err := Scan(b[:end])
+	return err
 }

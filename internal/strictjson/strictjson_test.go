@@ -104,12 +104,16 @@ func TestUnmarshalUseNumber(t *testing.T) {
 }
 
 // FuzzUnmarshal: with numbers kept as text, Unmarshal into an any accepts
-// exactly what json.Valid does (one value, whitespace around it); into an
-// any it agrees with json.Unmarshal on what it accepts and how it decodes
-// it; into a struct it accepts only input json.Unmarshal accepts too, with
+// exactly what json.Valid does (one value, whitespace around it) without
+// a duplicate key (as a token-by-token reading finds them); into an any
+// it agrees with json.Unmarshal on what it accepts (but for duplicate
+// keys) and how it decodes it; into a struct it accepts only input json.Unmarshal accepts too, with
 // the same result.
 func FuzzUnmarshal(f *testing.F) {
 	for _, c := range trailingCases {
+		f.Add([]byte(c.in))
+	}
+	for _, c := range dupCases {
 		f.Add([]byte(c.in))
 	}
 	for _, s := range []string{`{"x":1,"y":2}`, ` {"x":1} `, `{"x":1,"z":2}`, `[1,2]`, `"s"`, `12`, `1 2`, `{}`, ``, `1E700`} {
@@ -118,12 +122,14 @@ func FuzzUnmarshal(f *testing.F) {
 	f.Fuzz(func(t *testing.T, b []byte) {
 		var n any
 		err := UnmarshalUseNumber(b, &n)
-		if valid := json.Valid(b); (err == nil) != valid {
-			t.Fatalf("UnmarshalUseNumber(%q) = %v, but json.Valid = %v", b, err, valid)
+		valid := json.Valid(b)
+		dup := valid && hasDuplicateKey(b)
+		if (err == nil) != (valid && !dup) || dup != errors.Is(err, ErrDuplicateKey) {
+			t.Fatalf("UnmarshalUseNumber(%q) = %v, but json.Valid = %v, duplicate key = %v", b, err, valid, dup)
 		}
 		var got, want any
 		err, uerr := Unmarshal(b, &got), json.Unmarshal(b, &want)
-		if (err == nil) != (uerr == nil) {
+		if (err == nil) != (uerr == nil && !dup) {
 			t.Fatalf("Unmarshal(%q) = %v, json.Unmarshal = %v", b, err, uerr)
 		}
 		if d := cmp.Diff(want, got); err == nil && d != "" {
