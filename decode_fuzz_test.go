@@ -6,6 +6,8 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/sortie-run/sortie/internal/strictjson"
 )
 
 // rawJSON compares raw JSON by the value it holds (numbers as written),
@@ -41,7 +43,8 @@ func trailingSeeds(valid string) []string {
 }
 
 // FuzzDecodeMessage: DecodeMessage never panics, accepts only one valid
-// JSON value (json.Valid: nothing after it but whitespace), and a
+// JSON value (json.Valid: nothing after it but whitespace) without a key
+// twice in any object, and a
 // message it accepts re-encodes to JSON that decodes to an equal message.
 func FuzzDecodeMessage(f *testing.F) {
 	for _, s := range []string{
@@ -58,6 +61,10 @@ func FuzzDecodeMessage(f *testing.F) {
 		`{"event":{"kind":"a"},"result":{"output":1}}`,
 		`{"step":{"version":"sortie.step/v1","name":"fetch","result":{"n":1},"secret":true,"started_ms":4,"duration_ms":2,"tries":1}}`,
 		`{"EVENT":{"KIND":"x","text":"\u00e9\ud800"}}`,
+		`{"event":{"kind":"k","kind":"k"}}`,
+		`{"event":{"kind":"k","data":{"i":1,"\u0069":2}}}`,
+		`{"result":{"output":[{"a":{"b":1,"b":2}}]}}`,
+		`{"interrupt":{"state":"input-required","checkpoint":{"s":1,"s":1}}}`,
 	} {
 		f.Add([]byte(s))
 	}
@@ -69,8 +76,8 @@ func FuzzDecodeMessage(f *testing.F) {
 		if err != nil {
 			return
 		}
-		if !json.Valid(b) {
-			t.Fatalf("DecodeMessage(%q) accepted input that is not one JSON value", b)
+		if _, err := strictjson.Scan(b); !json.Valid(b) || err != nil {
+			t.Fatalf("DecodeMessage(%q) accepted input that is not one JSON value, or holds a key twice (%v)", b, err)
 		}
 		enc, err := json.Marshal(m)
 		if err != nil {
@@ -87,7 +94,7 @@ func FuzzDecodeMessage(f *testing.F) {
 }
 
 // FuzzDecodeInvocation: DecodeInvocation never panics, accepts only one
-// valid JSON value, and an invocation it accepts re-encodes to JSON that
+// valid JSON value without a key twice in any object, and an invocation it accepts re-encodes to JSON that
 // decodes to an equal invocation.
 func FuzzDecodeInvocation(f *testing.F) {
 	for _, s := range []string{
@@ -97,6 +104,8 @@ func FuzzDecodeInvocation(f *testing.F) {
 		`{"version":"sortie.invocation/v1","run_id":"01JD0000000000000000000000","attempt":2,"launch_id":"l","agent":{"name":"a","runtime":"go:a"},"resume":{"checkpoint_ref":{"store":"file","key":"runs/01JD0000000000000000000000/checkpoint-1","size":5,"sha256":"abababababababababababababababababababababababababababababababab"},"input_ref":{"store":"file","key":"runs/01JD0000000000000000000000/resume-input-2-ab","size":5,"sha256":"abababababababababababababababababababababababababababababababab"}},"deadline_ms":1,"heartbeat_ms":1,"lease_ms":1,"report":{"mode":"control-plane"}}`,
 		`{"version":"sortie.invocation/v1","run_id":"01JD0000000000000000000000","attempt":2,"launch_id":"l","agent":{"name":"a","runtime":"go:a"},"steps":[{"name":"s","attempt":1,"status":"completed","result":[1],"started_ms":1,"duration_ms":2,"tries":1,"recorded_ms":3},{"name":"t","attempt":1,"status":"completed","sealed":{"v":1},"started_ms":1,"duration_ms":0}],"deadline_ms":1,"heartbeat_ms":1,"lease_ms":1,"report":{"mode":"control-plane"}}`,
 		`{"version":"sortie.invocation/v1","run_id":"01JD0000000000000000000000","attempt":2,"launch_id":"l","agent":{"name":"a","runtime":"go:a"},"steps_ref":{"count":3,"bytes":100},"deadline_ms":1,"heartbeat_ms":1,"lease_ms":1,"report":{"mode":"control-plane"}}`,
+		`{"version":"sortie.invocation/v1","run_id":"01JD0000000000000000000000","attempt":1,"launch_id":"l-1","agent":{"name":"probe","runtime":"go:probe"},"variables":{"top":"many","top":5},"deadline_ms":1,"heartbeat_ms":1,"lease_ms":3,"report":{"mode":"control-plane"}}`,
+		`{"version":"sortie.invocation/v1","run_id":"01JD0000000000000000000000","attempt":1,"launch_id":"l-1","agent":{"name":"probe","runtime":"go:probe"},"agent":{"name":"textstats","runtime":"go:probe"},"deadline_ms":1,"heartbeat_ms":1,"lease_ms":3,"report":{"mode":"control-plane"}}`,
 		`{"version":"sortie.invocation/v1","run_id":"01JD0000000000000000000000","attempt":1,"launch_id":"l","agent":{"name":"a","runtime":"go:a"},"variables_ref":{"store":"file","key":"runs/01JD0000000000000000000000/variables","size":5,"sha256":"abababababababababababababababababababababababababababababababab"},"deadline_ms":1,"heartbeat_ms":1,"lease_ms":1,"report":{"mode":"control-plane"}}`,
 	} {
 		f.Add([]byte(s))
@@ -109,8 +118,8 @@ func FuzzDecodeInvocation(f *testing.F) {
 		if err != nil {
 			return
 		}
-		if !json.Valid(b) {
-			t.Fatalf("DecodeInvocation(%q) accepted input that is not one JSON value", b)
+		if _, err := strictjson.Scan(b); !json.Valid(b) || err != nil {
+			t.Fatalf("DecodeInvocation(%q) accepted input that is not one JSON value, or holds a key twice (%v)", b, err)
 		}
 		enc, err := json.Marshal(inv)
 		if err != nil {

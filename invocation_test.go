@@ -190,3 +190,23 @@ func TestResumeRefsValid(t *testing.T) {
 		}
 	}
 }
+
+// TestDuplicateKeysRefused: a key twice in one object, at any depth, is
+// refused in stored JSON, naming the field and the key (clipped).
+func TestDuplicateKeysRefused(t *testing.T) {
+	long := strings.Repeat("k", 5000)
+	for _, tc := range []struct{ vars, key string }{
+		{`{"top":"many","top":5}`, `"top"`},
+		{`{"a":[{"b":{"c":1,"\u0063":2}}]}`, `"c"`},
+		{`{"` + long + `":1,"` + long + `":2}`, `"` + long[:80] + `" at`},
+	} {
+		err := (&SubmitRequest{Agent: "a", Variables: json.RawMessage(tc.vars)}).Validate()
+		var ve *ValidationError
+		if !errors.As(err, &ve) || ve.Field != "variables" || !strings.Contains(ve.Reason, "duplicate object key "+tc.key) || len(ve.Reason) > 200 {
+			t.Errorf("Validate(variables %.40q) = %.300v, want a ValidationError on variables naming key %.90s", tc.vars, err, tc.key)
+		}
+	}
+	if _, err := DecodeMessage([]byte(`{"event":{"kind":"k","data":{"i":1,"i":2}}}`)); err == nil || !strings.Contains(err.Error(), `duplicate object key "i"`) {
+		t.Errorf("DecodeMessage(event data with i twice) = %v, want a duplicate key error", err)
+	}
+}

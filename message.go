@@ -290,32 +290,14 @@ func checkJSON(field string, b json.RawMessage, limit int) error {
 	if !utf8.Valid(b) {
 		return invalidf(field, "not valid UTF-8 (JSON text is UTF-8, RFC 8259)")
 	}
-	if d := jsonDepth(b); d > MaxJSONDepth {
-		return invalidf(field, "nested %d levels deep, limit %d", d, MaxJSONDepth)
+	d, err := strictjson.Scan(b)
+	if d > MaxJSONDepth {
+		return invalidf(field, "nested %d levels deep, limit %d (sortie.MaxJSONDepth)", d, MaxJSONDepth)
+	}
+	if err != nil {
+		return invalidf(field, "%v", err)
 	}
 	return nil
-}
-
-// jsonDepth returns how deeply valid JSON b nests arrays and objects.
-func jsonDepth(b []byte) int {
-	depth, most, inString, escaped := 0, 0, false, false
-	for _, c := range b {
-		switch {
-		case inString && escaped:
-			escaped = false
-		case inString && c == '\\':
-			escaped = true
-		case c == '"':
-			inString = !inString
-		case inString:
-		case c == '[' || c == '{':
-			depth++
-			most = max(most, depth)
-		case c == ']' || c == '}':
-			depth--
-		}
-	}
-	return most
 }
 
 func checkObject(field string, b json.RawMessage, limit int) error {

@@ -32,8 +32,9 @@ func (e *DuplicateKeyError) Error() string {
 // Is reports whether target is [ErrDuplicateKey].
 func (e *DuplicateKeyError) Is(target error) bool { return target == ErrDuplicateKey }
 
-// Scan walks b, which must be valid JSON (see [json.Valid]; what it
-// reports for anything else is unspecified), in one pass. It returns how
+// Scan walks b, which should be valid JSON (see [json.Valid]; for
+// anything else it returns without panicking, but what it reports is
+// unspecified), in one pass. It returns how
 // deeply b nests arrays and objects (0 for a scalar) and, for the first
 // object that holds a key twice, a [*DuplicateKeyError] (then depth is
 // the depth reached so far). It allocates only for objects of many keys
@@ -81,10 +82,14 @@ func (s *scanner) scan(b []byte) (int, error) {
 			expectKey = true
 		case '[':
 			s.push(false)
+			expectKey = false
 		case '}', ']':
 			s.pop()
+			expectKey = false
 		case ',':
-			expectKey = s.open[len(s.open)-1].object
+			expectKey = len(s.open) > 0 && s.open[len(s.open)-1].object
+		case ':':
+			expectKey = false
 		}
 	}
 	return s.depth, nil
@@ -96,6 +101,9 @@ func (s *scanner) push(object bool) {
 }
 
 func (s *scanner) pop() {
+	if len(s.open) == 0 {
+		return
+	}
 	f := s.open[len(s.open)-1]
 	s.open = s.open[:len(s.open)-1]
 	if !f.object {

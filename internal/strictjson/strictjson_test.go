@@ -103,12 +103,13 @@ func TestUnmarshalUseNumber(t *testing.T) {
 	}
 }
 
-// FuzzUnmarshal: with numbers kept as text, Unmarshal into an any accepts
-// exactly what json.Valid does (one value, whitespace around it) without
-// a duplicate key (as a token-by-token reading finds them); into an any
-// it agrees with json.Unmarshal on what it accepts (but for duplicate
-// keys) and how it decodes it; into a struct it accepts only input json.Unmarshal accepts too, with
-// the same result.
+// FuzzUnmarshal: Scan does not panic on any input; with numbers kept as
+// text, Unmarshal into an any accepts exactly what json.Valid does (one
+// value, whitespace around it) without a duplicate key (as a
+// token-by-token reading finds them); into an any it agrees with
+// json.Unmarshal on what it accepts (but for duplicate keys) and how it
+// decodes it; into a struct it accepts only input json.Unmarshal accepts
+// too, with the same result.
 func FuzzUnmarshal(f *testing.F) {
 	for _, c := range trailingCases {
 		f.Add([]byte(c.in))
@@ -120,6 +121,7 @@ func FuzzUnmarshal(f *testing.F) {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, b []byte) {
+		_, _ = Scan(b) // any input: no panic
 		var n any
 		err := UnmarshalUseNumber(b, &n)
 		valid := json.Valid(b)
