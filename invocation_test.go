@@ -195,15 +195,15 @@ func TestResumeRefsValid(t *testing.T) {
 // refused in stored JSON, naming the field and the key (clipped).
 func TestDuplicateKeysRefused(t *testing.T) {
 	long := strings.Repeat("k", 5000)
-	for _, tc := range []struct{ vars, key string }{
-		{`{"top":"many","top":5}`, `"top"`},
-		{`{"a":[{"b":{"c":1,"\u0063":2}}]}`, `"c"`},
-		{`{"` + long + `":1,"` + long + `":2}`, `"` + long[:80] + `" at`},
+	for _, tc := range []struct{ vars, field, key string }{
+		{`{"top":"many","top":5}`, "variables", `"top"`},
+		{`{"a":[{"b":{"c":1,"\u0063":2}}]}`, "variables.a[0].b", `"c"`},
+		{`{"` + long + `":1,"` + long + `":2}`, "variables", `"` + long[:80] + `" at`},
 	} {
 		err := (&SubmitRequest{Agent: "a", Variables: json.RawMessage(tc.vars)}).Validate()
 		var ve *ValidationError
-		if !errors.As(err, &ve) || ve.Field != "variables" || !strings.Contains(ve.Reason, "duplicate object key "+tc.key) || len(ve.Reason) > 200 {
-			t.Errorf("Validate(variables %.40q) = %.300v, want a ValidationError on variables naming key %.90s", tc.vars, err, tc.key)
+		if !errors.As(err, &ve) || ve.Field != tc.field || !strings.Contains(ve.Reason, "duplicate object key "+tc.key) || len(ve.Reason) > 200 {
+			t.Errorf("Validate(variables %.40q) = %.300v, want a ValidationError on %s naming key %.90s", tc.vars, err, tc.field, tc.key)
 		}
 	}
 	if _, err := DecodeMessage([]byte(`{"event":{"kind":"k","data":{"i":1,"i":2}}}`)); err == nil || !strings.Contains(err.Error(), `duplicate object key "i"`) {

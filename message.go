@@ -3,6 +3,7 @@ package sortie
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"unicode/utf8"
 
 	"github.com/sortie-run/sortie/internal/strictjson"
@@ -144,7 +145,7 @@ type Interrupt struct {
 // Validate checks the interrupt's fields and sizes.
 func (i *Interrupt) Validate() error {
 	if !i.State.Interrupted() {
-		return invalidf("interrupt.state", "%q must be input-required or auth-required", i.State)
+		return invalidf("interrupt.state", "%.40q must be input-required or auth-required", i.State)
 	}
 	if len(i.Prompt) > MaxEventTextBytes || !utf8.ValidString(i.Prompt) {
 		return invalidf("interrupt.prompt", "must be valid UTF-8 of at most %d bytes", MaxEventTextBytes)
@@ -294,8 +295,8 @@ func checkJSON(field string, b json.RawMessage, limit int) error {
 	if d > MaxJSONDepth {
 		return invalidf(field, "nested %d levels deep, limit %d (sortie.MaxJSONDepth)", d, MaxJSONDepth)
 	}
-	if err != nil {
-		return invalidf(field, "%v", err)
+	if de := (*strictjson.DuplicateKeyError)(nil); errors.As(err, &de) {
+		return invalidf(de.Field(field), "%v", err)
 	}
 	return nil
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 	"unicode/utf8"
 )
 
@@ -19,14 +20,31 @@ var ErrDuplicateKey = errors.New("duplicate object key")
 const maxKeyQuote = 80
 
 // DuplicateKeyError is a key found twice in one object: Key is the key
-// (unescaped), Offset the byte offset of its second occurrence.
+// (unescaped), Offset the byte offset of its second occurrence, Path
+// where the object is in the value: keys joined by "." and array indexes
+// as "[i]" ("variables.items[2]"; "" for the value itself), each key
+// clipped to 64 bytes.
 type DuplicateKeyError struct {
 	Key    string
 	Offset int
+	Path   string
 }
 
 func (e *DuplicateKeyError) Error() string {
 	return fmt.Sprintf("duplicate object key %.*q at byte %d", maxKeyQuote, e.Key, e.Offset)
+}
+
+// Field names the object holding the key as a field under root, the
+// name of the whole value: root itself, "root.a[1].b", or "root[0].a";
+// with root "", just Path.
+func (e *DuplicateKeyError) Field(root string) string {
+	switch {
+	case e.Path == "" || root == "":
+		return root + e.Path
+	case e.Path[0] == '[':
+		return root + e.Path
+	}
+	return root + "." + e.Path
 }
 
 // Is reports whether target is [ErrDuplicateKey].
@@ -61,6 +79,7 @@ type scanner struct {
 type frame struct {
 	object bool
 	first  int // index in keys of the object's first key
+	index  int // an array's element index
 	set    map[string]struct{}
 }
 
@@ -87,7 +106,10 @@ func (s *scanner) scan(b []byte) (int, error) {
 			s.pop()
 			expectKey = false
 		case ',':
-			expectKey = len(s.open) > 0 && s.open[len(s.open)-1].object
+			if n := len(s.open); n > 0 {
+				s.open[n-1].index++
+				expectKey = s.open[n-1].object
+			}
 		case ':':
 			expectKey = false
 		}
@@ -137,7 +159,7 @@ func (s *scanner) addKey(raw []byte, at int) error {
 		}
 	}
 	if dup {
-		return &DuplicateKeyError{Key: string(key), Offset: at}
+		return &DuplicateKeyError{Key: string(key), Offset: at, Path: s.path()}
 	}
 	s.keys = append(s.keys, key)
 	switch {
@@ -150,6 +172,28 @@ func (s *scanner) addKey(raw []byte, at int) error {
 		}
 	}
 	return nil
+}
+
+// path is where the innermost open object is, in the form of
+// [DuplicateKeyError.Path].
+func (s *scanner) path() string {
+	var b strings.Builder
+	for i, f := range s.open[:len(s.open)-1] {
+		if !f.object {
+			fmt.Fprintf(&b, "[%d]", f.index)
+			continue
+		}
+		if b.Len() > 0 {
+			b.WriteByte('.')
+		}
+		// f's keys end where the next container's begin; its last key
+		// holds that container.
+		if end := s.open[i+1].first; end > f.first {
+			k := s.keys[end-1]
+			b.WriteString(strings.ToValidUTF8(string(k[:min(len(k), 64)]), "\uFFFD"))
+		}
+	}
+	return b.String()
 }
 
 func (s *scanner) newSet() map[string]struct{} {

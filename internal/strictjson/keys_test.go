@@ -13,18 +13,19 @@ import (
 // dupCases hold a key twice in one object; the offset is that of the
 // second occurrence's opening quote.
 var dupCases = []struct {
-	in, key string
-	offset  int
+	in, key, path string
+	offset        int
 }{
-	{`{"a":1,"a":2}`, "a", 7},
-	{`{"agent":"probe","agent":"textstats"}`, "agent", 17},
-	{`{"variables":{"top":"many","top":5}}`, "top", 27},
-	{`[{"x":1},{"y":[{"k":1,"k":1}]}]`, "k", 22},
-	{`{"a":1,"\u0061":2}`, "a", 7},           // the same key, escaped
-	{`{"\/":1,"/":2}`, "/", 8},               // an escaped solidus
-	{`{"":1,"":2}`, "", 6},                   // the empty key
-	{"{\"\xff\":1,\"\xfe\":2}", "\uFFFD", 7}, // both decode to U+FFFD
-	{`{"a":{"b":1},"c":{"b":1},"a":3}`, "a", 25},
+	{`{"a":1,"a":2}`, "a", "", 7},
+	{`{"agent":"probe","agent":"textstats"}`, "agent", "", 17},
+	{`{"variables":{"top":"many","top":5}}`, "top", "variables", 27},
+	{`[{"x":1},{"y":[{"k":1,"k":1}]}]`, "k", "[1].y[0]", 22},
+	{`{"a":1,"\u0061":2}`, "a", "", 7},           // the same key, escaped
+	{`{"\/":1,"/":2}`, "/", "", 8},               // an escaped solidus
+	{`{"":1,"":2}`, "", "", 6},                   // the empty key
+	{"{\"\xff\":1,\"\xfe\":2}", "\uFFFD", "", 7}, // both decode to U+FFFD
+	{`{"a":{"b":1},"c":{"b":1},"a":3}`, "a", "", 25},
+	{`{"p":[1,2,{"q":[[],{"r":{"s":1,"s":2}}]}]}`, "s", "p[2].q[1].r", 31},
 }
 
 func TestUnmarshalRefusesDuplicateKeys(t *testing.T) {
@@ -36,8 +37,8 @@ func TestUnmarshalRefusesDuplicateKeys(t *testing.T) {
 			t.Errorf("Unmarshal(%q) = %v, want a DuplicateKeyError", c.in, err)
 			continue
 		}
-		if de.Key != c.key || de.Offset != c.offset {
-			t.Errorf("Unmarshal(%q): key %q at %d, want %q at %d", c.in, de.Key, de.Offset, c.key, c.offset)
+		if de.Key != c.key || de.Offset != c.offset || de.Path != c.path {
+			t.Errorf("Unmarshal(%q): key %q at %d in %q, want %q at %d in %q", c.in, de.Key, de.Offset, de.Path, c.key, c.offset, c.path)
 		}
 	}
 	var p struct {
