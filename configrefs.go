@@ -39,7 +39,7 @@ func checkConfigRefs(refs []string) error {
 			return err
 		}
 		if slices.Contains(refs[:i], ref) {
-			return invalidf("config_refs", "%q is named twice", ref)
+			return invalidf("config_refs", "%.80q is named twice", ref)
 		}
 	}
 	return nil
@@ -51,7 +51,7 @@ func (e *Engine) checkRefsAllowed(agent string, refs []string) error {
 		return nil
 	}
 	if e.opts.ConfigRefs == nil {
-		return invalidf("config_refs", "%q is not a configuration reference of this host (it has none)", refs[0])
+		return invalidf("config_refs", "%.80q is not a configuration reference of this host (it has none)", refs[0])
 	}
 	return e.opts.ConfigRefs.CheckConfigRefs(agent, refs)
 }

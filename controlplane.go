@@ -338,7 +338,7 @@ func ParseCursor(s string) (Cursor, error) {
 	attempt, err1 := strconv.Atoi(a)
 	seq, err2 := strconv.ParseInt(q, 10, 64)
 	if !ok || err1 != nil || err2 != nil || attempt < 0 || seq < 0 {
-		return Cursor{}, invalidf("cursor", "%q is not ATTEMPT.SEQ", s)
+		return Cursor{}, invalidf("cursor", "%.40q is not ATTEMPT.SEQ", s)
 	}
 	return Cursor{Attempt: attempt, Seq: seq}, nil
 }

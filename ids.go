@@ -61,14 +61,14 @@ var (
 
 func checkName(field, v string) error {
 	if !namePattern.MatchString(v) {
-		return invalidf(field, "%q must be 1-63 characters of a-z, 0-9, '.', '_' or '-', starting with a letter or digit", v)
+		return invalidf(field, "%.80q must be 1-63 characters of a-z, 0-9, '.', '_' or '-', starting with a letter or digit", v)
 	}
 	return nil
 }
 
 func checkLaunchID(v string) error {
 	if !launchPattern.MatchString(v) {
-		return invalidf("launch_id", "%q must be 1-128 characters of A-Z, a-z, 0-9, '.', '_', ':' or '-'", v)
+		return invalidf("launch_id", "%.140q must be 1-128 characters of A-Z, a-z, 0-9, '.', '_', ':' or '-'", v)
 	}
 	return nil
 }

@@ -140,7 +140,7 @@ type Report struct {
 // that names the field.
 func (inv *Invocation) Validate() error {
 	if inv.Version != InvocationVersion {
-		return invalidf("version", "%q is not supported (want %q)", inv.Version, InvocationVersion)
+		return invalidf("version", "%.40q is not supported (want %q)", inv.Version, InvocationVersion)
 	}
 	if err := inv.RunID.Validate(); err != nil {
 		return err
@@ -221,14 +221,14 @@ func (r *Report) validate() error {
 	case ReportCallback:
 		u, err := url.Parse(r.CallbackURL)
 		if err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" {
-			return invalidf("report.callback_url", "%q must be an absolute http(s) URL", r.CallbackURL)
+			return invalidf("report.callback_url", "%.200q must be an absolute http(s) URL", r.CallbackURL)
 		}
 		if r.Token == "" || len(r.Token) > 4096 {
 			return invalidf("report.token", "must be 1-4096 bytes")
 		}
 		return nil
 	}
-	return invalidf("report.mode", "%q must be %q or %q", r.Mode, ReportControlPlane, ReportCallback)
+	return invalidf("report.mode", "%.40q must be %q or %q", r.Mode, ReportControlPlane, ReportCallback)
 }
 
 // DecodeInvocation decodes and validates an invocation. Input over

@@ -91,7 +91,7 @@ func (p *PushConfig) Validate() error {
 	}
 	u, err := url.Parse(p.URL)
 	if err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" || u.User != nil {
-		return invalidf("url", "%q must be an absolute http(s) URL without user info", p.URL)
+		return invalidf("url", "%.200q must be an absolute http(s) URL without user info", p.URL)
 	}
 	if p.KeyID != "" {
 		if err := checkName("key_id", p.KeyID); err != nil {

@@ -52,7 +52,7 @@ func (m *Manifest) Validate() error {
 		return invalidf("agent.version", "%d bytes, limit 64", len(m.Version))
 	}
 	if !runtimePattern.MatchString(m.Runtime) {
-		return invalidf("agent.runtime", "%q must be go:NAME or exec:ID (opaque IDs, never paths)", m.Runtime)
+		return invalidf("agent.runtime", "%.80q must be go:NAME or exec:ID (opaque IDs, never paths)", m.Runtime)
 	}
 	if len(m.Description) > 1024 {
 		return invalidf("agent.description", "%d bytes, limit 1024", len(m.Description))

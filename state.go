@@ -49,7 +49,7 @@ func ParseState(s string) (State, error) {
 			return k, nil
 		}
 	}
-	return "", invalidf("state", "unknown state %q (want one of %v)", s, knownStates)
+	return "", invalidf("state", "unknown state %.40q (want one of %v)", s, knownStates)
 }
 
 // ExitCode is the process exit status the CLI uses for a run that ended in

@@ -188,7 +188,7 @@ func (e *Engine) newRun(ctx context.Context, req *SubmitRequest) (*Run, error) {
 	}
 	m, err := e.agents.Agent(ctx, req.Agent)
 	if errors.Is(err, ErrNotFound) {
-		return nil, invalidf("agent", "no agent named %q on this host", req.Agent)
+		return nil, invalidf("agent", "no agent named %.80q on this host", req.Agent)
 	} else if err != nil {
 		return nil, fmt.Errorf("resolve agent %q: %w", req.Agent, err)
 	}
