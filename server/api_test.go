@@ -91,6 +91,10 @@ func TestBadBodiesAreRefusedAndStoreNothing(t *testing.T) {
 		{"oversize", big, 413, "body"},
 		{"unknown agent", `{"agent": "nope"}`, 400, "agent"},
 		{"bad agent name", `{"agent": "No Such"}`, 400, "agent"},
+		{"agent twice", `{"agent": "probe", "agent": "textstats"}`, 400, "body"},
+		{"variable twice", `{"agent": "probe", "variables": {"top": "many", "top": 5}}`, 400, "variables"},
+		{"nested key twice", `{"agent": "probe", "variables": {"a": [{"b": 1, "\u0062": 2}]}}`, 400, "variables.a[0]"},
+		{"deep body", strings.Repeat("[", 100_000) + strings.Repeat("]", 100_000), 400, "body"},
 	}
 	for _, c := range cases {
 		var eb wire.ErrorBody

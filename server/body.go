@@ -3,9 +3,11 @@ package server
 import (
 	"bytes"
 	"embed"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"mime"
 	"net/http"
 
 	"github.com/sortie-run/sortie"
@@ -23,6 +25,11 @@ const (
 	maxSmallBytes       = 16 << 10
 )
 
+// maxBodyDepth is how deeply a request body may nest before it is
+// refused as a whole; a shallower body whose values nest deeper than
+// sortie.MaxJSONDepth is refused naming the field.
+const maxBodyDepth = 4 * sortie.MaxJSONDepth
+
 //go:embed schemas/*.json
 var schemaFiles embed.FS
 
@@ -38,7 +45,7 @@ func compileSchemas() (schemas, error) {
 }
 
 // bodyError is a request body that could not be read (too large, or the
-// connection failed); schema violations are [*sortie.ValidationError]s.
+// connection failed) or is not declared JSON; schema violations are [*sortie.ValidationError]s.
 type bodyError struct {
 	status int
 	msg    string
@@ -59,12 +66,37 @@ func decode(s schemas, w http.ResponseWriter, r *http.Request, name string, limi
 	}
 	if len(bytes.TrimSpace(b)) == 0 {
 		b = []byte("{}")
+	} else if err := checkJSONBody(r, b); err != nil {
+		return err
 	}
 	if err := s.Validate(name, b); err != nil {
 		return err
 	}
 	if err := strictjson.Unmarshal(b, v); err != nil {
 		return sortie.Invalidf("body", "%v", err)
+	}
+	return nil
+}
+
+// checkJSONBody refuses a body not declared JSON (415), nested deeper
+// than maxBodyDepth, or holding an object key twice (which the schema check and
+// the decoder might read differently), naming the field and the key.
+func checkJSONBody(r *http.Request, b []byte) error {
+	if mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type")); err != nil || mt != "application/json" {
+		return &bodyError{status: http.StatusUnsupportedMediaType,
+			msg: fmt.Sprintf("Content-Type %.60q is not JSON; send the body as application/json", r.Header.Get("Content-Type"))}
+	}
+	d, err := strictjson.Scan(b)
+	if d > maxBodyDepth {
+		return sortie.Invalidf("body", "nested %d levels deep; the values in a request may nest at most sortie.MaxJSONDepth (%d) levels", d, sortie.MaxJSONDepth)
+	}
+	var de *strictjson.DuplicateKeyError
+	if errors.As(err, &de) && json.Valid(b) {
+		field := de.Field("")
+		if field == "" || field[0] == '[' {
+			field = "body" + field
+		}
+		return sortie.Invalidf(field, "%v", err)
 	}
 	return nil
 }

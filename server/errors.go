@@ -30,8 +30,11 @@ func (s *Server) errorBody(r *http.Request, err error) (int, wire.ErrorBody) {
 	var be *bodyError
 	if errors.As(err, &be) {
 		code := wire.CodeInvalidArgument
-		if be.status == http.StatusRequestEntityTooLarge {
+		switch be.status {
+		case http.StatusRequestEntityTooLarge:
 			code = wire.CodePayloadTooLarge
+		case http.StatusUnsupportedMediaType:
+			code = wire.CodeUnsupportedMediaType
 		}
 		return be.status, errorBody(code, be.msg, "body")
 	}

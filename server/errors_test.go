@@ -45,6 +45,7 @@ func TestErrorBodiesMapBackToTheSentinels(t *testing.T) {
 		{sortie.ErrInvalidArgument, nil, 400, "invalid_argument", sortie.ErrInvalidArgument, "body"},
 		{sortie.Invalidf("labels.team", "too long"), nil, 400, "invalid_argument", sortie.ErrInvalidArgument, "labels.team"},
 		{&bodyError{status: 413, msg: "request body over the limit of 16384 bytes"}, nil, 413, "payload_too_large", sortie.ErrInvalidArgument, "body"},
+		{&bodyError{status: 415, msg: "not JSON"}, nil, 415, "unsupported_media_type", sortie.ErrInvalidArgument, "body"},
 		{context.Canceled, canceled, 499, "cancelled", nil, ""},
 		{errors.New("disk on fire at /var/lib/x"), nil, 500, "internal", nil, ""},
 	} {

@@ -41,7 +41,7 @@ func (s *Server) parseEventsQuery(r *http.Request) (eventsQuery, error) {
 	}
 	if v := r.URL.Query().Get("limit"); v != "" {
 		if q.limit, err = strconv.Atoi(v); err != nil || q.limit < 1 || q.limit > 1000 {
-			return q, sortie.Invalidf("limit", "%q outside 1..1000", v)
+			return q, sortie.Invalidf("limit", "%.40q must be an integer 1..1000", v)
 		}
 	}
 	q.wait, err = s.parseWait(r)
@@ -56,7 +56,7 @@ func (s *Server) parseWait(r *http.Request) (time.Duration, error) {
 	}
 	ms, err := strconv.ParseInt(v, 10, 64)
 	if err != nil || ms < 0 || ms > s.opts.MaxWait.Milliseconds() {
-		return 0, sortie.Invalidf("wait_ms", "%q outside 0..%d", v, s.opts.MaxWait.Milliseconds())
+		return 0, sortie.Invalidf("wait_ms", "%.40q must be an integer number of milliseconds, 0..%d", v, s.opts.MaxWait.Milliseconds())
 	}
 	return time.Duration(ms) * time.Millisecond, nil
 }

@@ -27,7 +27,7 @@ func (s *Server) putPush(w http.ResponseWriter, r *http.Request) {
 		err = cfg.Validate()
 	}
 	if k, ok := s.opts.Pushes.(PushKeys); ok && err == nil && !k.HasKey(cfg.KeyID) {
-		err = sortie.Invalidf("key_id", "%q is not a webhook signing key of this host", cfg.KeyID)
+		err = sortie.Invalidf("key_id", "%.64q is not a webhook signing key of this host", cfg.KeyID)
 	}
 	if err == nil && s.opts.CheckPushURL != nil {
 		if cerr := s.opts.CheckPushURL(cfg.URL); cerr != nil {

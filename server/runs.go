@@ -154,7 +154,7 @@ func (s *Server) list(w http.ResponseWriter, r *http.Request) {
 	if v := q.Get("page_size"); v != "" {
 		n, err := strconv.Atoi(v)
 		if err != nil {
-			s.writeError(w, r, sortie.Invalidf("page_size", "%q is not an integer", v))
+			s.writeError(w, r, sortie.Invalidf("page_size", "%.40q is not an integer", v))
 			return
 		}
 		lq.PageSize = n

@@ -214,10 +214,8 @@ func (s *Server) routes() http.Handler {
 	if s.opts.UI {
 		s.mountUI(mux)
 	}
-	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
-		writeJSON(w, http.StatusNotFound, errorBody(wire.CodeNotFound, "no route "+r.Method+" "+r.URL.Path, ""))
-	})
-	return mux
+	mux.HandleFunc("/", noRoute(mux, "/"))
+	return canonicalPaths(mux)
 }
 
 // mountUI serves the web UI at /ui/ over mux's API routes. /ui redirects

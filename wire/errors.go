@@ -20,10 +20,15 @@ const (
 	// CodePayloadTooLarge (413): the body is over the route's limit; the
 	// field is "body". sortie.ErrInvalidArgument on the client.
 	CodePayloadTooLarge = "payload_too_large"
+	// CodeUnsupportedMediaType (415): a request body that is not
+	// declared JSON (Content-Type application/json, parameters allowed);
+	// the field is "body". sortie.ErrInvalidArgument on the client.
+	CodeUnsupportedMediaType = "unsupported_media_type"
 	// CodeNotFound (404): no such run, push configuration or route.
 	// sortie.ErrNotFound.
 	CodeNotFound = "not_found"
-	// CodeMethodNotAllowed (405): the route takes another method.
+	// CodeMethodNotAllowed (405, with Allow): the route takes other
+	// methods, which Allow lists.
 	CodeMethodNotAllowed = "method_not_allowed"
 	// CodeIdempotencyConflict (409): sortie.ErrIdempotencyConflict.
 	CodeIdempotencyConflict = "idempotency_conflict"
@@ -145,7 +150,7 @@ func ForError(err error) (Mapping, bool) {
 // 502, 503 and 504 sortie.ErrUnavailable, anything else nil.
 func Sentinel(status int, code string) error {
 	switch code {
-	case CodePayloadTooLarge:
+	case CodePayloadTooLarge, CodeUnsupportedMediaType:
 		return sortie.ErrInvalidArgument
 	case CodeMethodNotAllowed, CodeUnauthenticated, CodeCancelled, CodeInternal:
 		return nil
@@ -156,7 +161,7 @@ func Sentinel(status int, code string) error {
 		}
 	}
 	switch status {
-	case http.StatusBadRequest, http.StatusRequestEntityTooLarge, http.StatusUnprocessableEntity:
+	case http.StatusBadRequest, http.StatusRequestEntityTooLarge, http.StatusUnsupportedMediaType, http.StatusUnprocessableEntity:
 		return sortie.ErrInvalidArgument
 	case http.StatusNotFound:
 		return sortie.ErrNotFound

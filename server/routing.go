@@ -1,0 +1,69 @@
+package server
+
+import (
+	"fmt"
+	"net/http"
+	"path"
+	"strings"
+
+	"github.com/sortie-run/sortie/wire"
+)
+
+// probeMethods are the methods a route may take, in the order an Allow
+// header lists them.
+var probeMethods = []string{http.MethodGet, http.MethodHead, http.MethodPost, http.MethodPut, http.MethodPatch, http.MethodDelete}
+
+// canonicalPaths answers a path with "." or ".." segments or an empty
+// segment ("//") 400 in the API's error shape, where mux would redirect
+// to the cleaned path with an HTML body; other requests go to mux.
+func canonicalPaths(mux *http.ServeMux) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if p := r.URL.EscapedPath(); r.Method != http.MethodConnect && p != cleanPath(p) {
+			writeJSON(w, http.StatusBadRequest, errorBody(wire.CodeInvalidArgument,
+				fmt.Sprintf("path %.200q is not canonical: no '.', '..' or empty segments", p), "path"))
+			return
+		}
+		mux.ServeHTTP(w, r)
+	})
+}
+
+// cleanPath is p as http.ServeMux matches it: "." and ".." resolved,
+// empty segments removed, a trailing slash kept.
+func cleanPath(p string) string {
+	if p == "" || p[0] != '/' {
+		p = "/" + p
+	}
+	c := path.Clean(p)
+	if strings.HasSuffix(p, "/") && c != "/" {
+		c += "/"
+	}
+	return c
+}
+
+// noRoute answers a request no route of mux takes: 405 with Allow (in
+// the API's error shape) when the path has routes for other methods,
+// else 404. fallback is the pattern noRoute is registered as.
+func noRoute(mux *http.ServeMux, fallback string) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		if allow := allowedMethods(mux, r, fallback); len(allow) > 0 {
+			w.Header().Set("Allow", strings.Join(allow, ", "))
+			writeJSON(w, http.StatusMethodNotAllowed, errorBody(wire.CodeMethodNotAllowed,
+				fmt.Sprintf("%.20s is not allowed on %.200s; allowed: %s", r.Method, r.URL.Path, strings.Join(allow, ", ")), ""))
+			return
+		}
+		writeJSON(w, http.StatusNotFound, errorBody(wire.CodeNotFound, fmt.Sprintf("no route %.20s %.200s", r.Method, r.URL.Path), ""))
+	}
+}
+
+// allowedMethods lists the methods of probeMethods that a route of mux
+// other than fallback takes for r's path.
+func allowedMethods(mux *http.ServeMux, r *http.Request, fallback string) []string {
+	var allow []string
+	for _, m := range probeMethods {
+		probe := &http.Request{Method: m, URL: r.URL, Host: r.Host, Header: http.Header{}}
+		if _, pattern := mux.Handler(probe); pattern != "" && pattern != fallback {
+			allow = append(allow, m)
+		}
+	}
+	return allow
+}
