@@ -143,10 +143,16 @@ func (t *Table) Override(o *Table) *Table {
 }
 
 // Set returns a new table: t with the price of key set to usd dollars per
-// its current Per units (per 1 for a new key), versioned t.Version plus
-// "+set". It is what a command-line flag KEY=USD does.
+// its current Per units, versioned t.Version plus "+set". It is what a
+// command-line flag KEY=USD does. A key t has no price for is refused
+// with a [*sortie.ValidationError] listing t's keys (a price table
+// file, see [Table.Override], adds keys).
 func (t *Table) Set(key, usd string) (*Table, error) {
-	p := t.Prices[key]
+	p, ok := t.Prices[key]
+	if !ok {
+		return nil, sortie.Invalidf("prices."+clip(key), "%.80q is not a key of price table %s; its keys: %s (a price table file adds keys)",
+			key, t.Version, strings.Join(t.Keys(), ", "))
+	}
 	p.USD, p.Source, p.URL, p.Read, p.Note = usd, "set by the deployment", "", "", ""
 	if err := p.check(key); err != nil {
 		return nil, err
@@ -157,6 +163,9 @@ func (t *Table) Set(key, usd string) (*Table, error) {
 	}
 	return n, nil
 }
+
+// clip is at most the first 80 bytes of a key, for a field name.
+func clip(k string) string { return k[:min(len(k), 80)] }
 
 // Keys returns the table's price keys, sorted.
 func (t *Table) Keys() []string { return slices.Sorted(maps.Keys(t.Prices)) }

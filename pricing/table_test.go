@@ -86,10 +86,17 @@ func TestOverrideFileAndSet(t *testing.T) {
 	if _, err := table.Set("dynamodb.write_request_unit", "cheap"); err == nil || !strings.Contains(err.Error(), "usd") {
 		t.Errorf("Set(cheap) = %v, want an error naming usd", err)
 	}
+	var ve *sortie.ValidationError
+	_, err = table.Set("bogus.key", "1")
+	if !errors.As(err, &ve) || ve.Field != "prices.bogus.key" || !strings.Contains(ve.Reason, `"bogus.key" is not a key of price table 2026-12-02+acme-2027`) ||
+		!strings.Contains(ve.Reason, "local.second, s3.get_request") {
+		t.Errorf("Set(bogus.key) = %v, want a ValidationError naming the key and listing the table's keys", err)
+	}
 }
 
 func FuzzParse(f *testing.F) {
 	f.Add([]byte(`{"version":"v","prices":{"a.b":{"usd":"0.1","per":10}}}`))
+	f.Add([]byte(`{"version":"v","prices":{"a.b":{"usd":"0.1"},"a.b":{"usd":"0.2"}}}`))
 	f.Add([]byte(`{"version":"v","prices":{"lambda.x86_64.gb_second":{"usd":"999999999.9"},"lambda.request":{"usd":"999999999.9"},"kms.aws.request":{"usd":"999999999"}}}`))
 	f.Fuzz(func(t *testing.T, b []byte) {
 		table, err := pricing.Parse(b)
