@@ -179,11 +179,22 @@ func TestBadInput(t *testing.T) {
 		{[]string{"submit", "probe", "--config-env", "API_TOKEN", "--config-file", cfgFile(t, `{"API_TOKEN":"short"}`)}, "too short to mask"},
 		{[]string{"list", "--state-dir", ""}, "--state-dir"},
 		{[]string{"resume", "01JZZZZZZZZZZZZZZZZZZZZZZZ", "--input", "{}", "--input-file", "/dev/null"}, "[input input-file]"},
+		{[]string{"submit", "probe", "--vars", `{"top":"many","top":5}`}, `--vars: duplicate object key "top"`},
+		{[]string{"submit", "probe", "--vars-file", cfgFile(t, `{"a":{"b":1,"b":2}}`)}, `duplicate object key "b"`},
+		{[]string{"submit", "probe", "--var", "top=1", "--var", "top=2"}, `variable "top" is given twice`},
+		{[]string{"submit", "probe", "--var", `o={"k":1,"k":2}`}, `--var o: duplicate object key "k"`},
+		{[]string{"resume", "01JZZZZZZZZZZZZZZZZZZZZZZZ", "--input", `{"k":1,"k":2}`}, `--input: duplicate object key "k"`},
+		{[]string{"resume", "01JZZZZZZZZZZZZZZZZZZZZZZZ", "--input-file", cfgFile(t, `[{"k":1,"\u006b":2}]`)}, `--input-file: duplicate object key "k"`},
+		{[]string{"cost", "--top", "-1"}, "--top -1 outside 0..1000"},
+		{[]string{"get", "01JZZZZZZZZZZZZZZZZZZZZZZZ", "--price", "bogus.key=1"}, `"bogus.key" is not a key of price table`},
 	} {
 		r := c.run(tc.args...)
 		if r.code != 2 || !strings.Contains(r.stderr, tc.want) {
 			t.Errorf("sortie %.80s: exit %d, stderr %.300q; want exit 2 naming %q", strings.Join(tc.args, " "), r.code, r.stderr, tc.want)
 		}
+	}
+	if r := c.run("cost", "--top", "1001"); r.code != 2 || strings.Contains(r.stderr, "--since") {
+		t.Errorf("sortie cost --top 1001: exit %d, stderr %q; want exit 2 naming only --top", r.code, r.stderr)
 	}
 	// Nothing above stored a run.
 	r := c.run("list", "--json")

@@ -36,8 +36,11 @@ run is priced from its attempts' recorded usage with the host's price table
 			if err != nil {
 				return err
 			}
-			if !from.Before(to) || top < 0 || top > 1000 {
-				return usagef("--since %s must be before --until %s, and --top within 0..1000", since, until)
+			if !from.Before(to) {
+				return usagef("--since %s must be before --until %s", since, until)
+			}
+			if top < 0 || top > 1000 {
+				return usagef("--top %d outside 0..1000", top)
 			}
 			return g.withHost(func(t *target) error {
 				r, err := costReport(cmd.Context(), t.client, q, from, to, top)

@@ -208,8 +208,8 @@ as "sortie get" does).`,
 				}
 				input, flag = string(b), "--input-file"
 			}
-			if !json.Valid([]byte(input)) {
-				return usagef("%s: not valid JSON", flag)
+			if err := checkJSONArg(flag, []byte(input)); err != nil {
+				return err
 			}
 			return g.withHost(func(t *target) error {
 				run, err := t.client.Resume(cmd.Context(), sortie.RunID(args[0]).Canonical(), json.RawMessage(input))

@@ -62,15 +62,23 @@ func (s *submitFlags) request(agent string) (*sortie.SubmitRequest, error) {
 			return nil, err
 		}
 	}
+	named := map[string]bool{}
 	for _, kv := range s.vars {
 		k, v, ok := strings.Cut(kv, "=")
 		if !ok || k == "" {
-			return nil, usagef("--var %q: want NAME=VALUE", kv)
+			return nil, usagef("--var %.80q: want NAME=VALUE", kv)
 		}
 		if !utf8.ValidString(kv) { // json.Marshal would turn the bytes into U+FFFD
-			return nil, usagef("--var %q: not valid UTF-8", kv)
+			return nil, usagef("--var %.80q: not valid UTF-8", kv)
 		}
+		if named[k] {
+			return nil, usagef("--var %.80q: variable %.80q is given twice", kv, k)
+		}
+		named[k] = true
 		if json.Valid([]byte(v)) {
+			if err := checkJSONArg("--var "+k, []byte(v)); err != nil {
+				return nil, err
+			}
 			vars[k] = json.RawMessage(v)
 		} else {
 			b, _ := json.Marshal(v)
@@ -278,6 +286,9 @@ func notAnObject(err error) string {
 	if errors.As(err, &te) && te.Field == "" {
 		return "must be a JSON object, got " + te.Value
 	}
+	if errors.Is(err, strictjson.ErrDuplicateKey) {
+		return err.Error()
+	}
 	return "not a JSON object: " + err.Error()
 }
 
@@ -317,6 +328,18 @@ func readVarsFile(path string, vars map[string]json.RawMessage) error {
 	}
 	for k, v := range obj {
 		vars[k] = v
+	}
+	return nil
+}
+
+// checkJSONArg refuses JSON b given by flag when it is not valid or
+// holds an object key twice (which readers take differently).
+func checkJSONArg(flag string, b []byte) error {
+	if !json.Valid(b) {
+		return usagef("%.100s: not valid JSON", flag)
+	}
+	if _, err := strictjson.Scan(b); err != nil {
+		return usagef("%.100s: %v", flag, err)
 	}
 	return nil
 }
