@@ -130,6 +130,10 @@ func TestLoginChecksTheTokenWithTheAPI(t *testing.T) {
 			t.Errorf("login with %q = %d, want 401", tok, status)
 		}
 	}
+	// A token twice: which one would the API have checked?
+	if status, code := call(t, c, http.MethodPost, r.ui+"session", `{"token":"x","token":"`+token+`"}`); status != http.StatusBadRequest || code != "invalid_argument" {
+		t.Errorf("login with the token key twice = %d %q, want 400 invalid_argument", status, code)
+	}
 	if status, _ := call(t, c, http.MethodGet, r.ui+"api/v1/runs", ""); status != http.StatusUnauthorized {
 		t.Errorf("GET api/v1/runs after refused logins = %d, want 401", status)
 	}

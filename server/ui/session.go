@@ -5,7 +5,6 @@ import (
 	"crypto/sha256"
 	"crypto/subtle"
 	"encoding/base64"
-	"encoding/json"
 	"io"
 	"mime"
 	"net/http"
@@ -14,6 +13,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/sortie-run/sortie/internal/strictjson"
 	"github.com/sortie-run/sortie/wire"
 )
 
@@ -146,10 +146,10 @@ func (h *Handler) login(w http.ResponseWriter, r *http.Request) {
 	}
 	b, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxLoginBytes))
 	if err == nil {
-		err = json.Unmarshal(b, &req)
+		err = strictjson.Unmarshal(b, &req)
 	}
 	if err != nil {
-		writeError(w, http.StatusBadRequest, wire.CodeInvalidArgument, "body: want {\"token\": string} of at most 4096 bytes")
+		writeError(w, http.StatusBadRequest, wire.CodeInvalidArgument, "body: want {\"token\": string} (once) of at most 4096 bytes")
 		return
 	}
 	if status := h.probe(r, req.Token); status != http.StatusOK {

@@ -13,6 +13,7 @@ import (
 	sdkhttp "github.com/cloudevents/sdk-go/v2/protocol/http"
 	"github.com/sortie-run/sortie"
 	"github.com/sortie-run/sortie/functions/triggers"
+	"github.com/sortie-run/sortie/internal/strictjson"
 	"github.com/sortie-run/sortie/wire"
 )
 
@@ -136,6 +137,9 @@ func FromEvent(e *event.Event) triggers.CloudEvent {
 func ParseJSON(b []byte) (triggers.CloudEvent, error) {
 	var e event.Event
 	if err := json.Unmarshal(b, &e); err != nil {
+		return triggers.CloudEvent{}, sortie.Invalidf("cloudevent", "%v", err)
+	}
+	if _, err := strictjson.Scan(b); err != nil {
 		return triggers.CloudEvent{}, sortie.Invalidf("cloudevent", "%v", err)
 	}
 	if err := e.Validate(); err != nil {

@@ -176,4 +176,8 @@ func TestParseJSONReadsStructuredEvents(t *testing.T) {
 	if _, err := cehttp.ParseJSON([]byte(`{"specversion":"1.0","id":"1"}`)); err == nil {
 		t.Errorf("ParseJSON(no source, no type) = nil error, want a refusal")
 	}
+	twice := `{"specversion":"1.0","id":"1","source":"s","type":"a","type":"b"}`
+	if _, err := cehttp.ParseJSON([]byte(twice)); err == nil || !strings.Contains(err.Error(), `duplicate object key "type"`) {
+		t.Errorf("ParseJSON(type twice) = %v, want a duplicate key refusal", err)
+	}
 }
