@@ -27,9 +27,12 @@
 //	GET    /metrics                               Prometheus text format (Options.Metrics), API auth
 //	GET    /ui/                                   the web UI (Options.UI; package server/ui)
 //
-// Every request body is size-limited and validated against a JSON Schema
-// (santhosh-tekuri/jsonschema, draft 2020-12; the schemas are in
-// schemas/) before anything runs, then by the sortie types' own checks.
+// Every request body is size-limited, must be Content-Type
+// application/json (else 415), holds no object key twice and is
+// validated against a JSON Schema (santhosh-tekuri/jsonschema, draft
+// 2020-12; the schemas are in schemas/) before anything runs, then by the
+// sortie types' own checks. Another method on a route's path is answered
+// 405 with Allow; a path with ".", ".." or empty segments 400.
 //
 // Event streams: each event is "id: ATTEMPT.SEQ", "event: event" and its
 // JSON; the stream ends with "event: run" and the final (terminal or
