@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"mime"
 	"net/http"
 
 	"github.com/sortie-run/sortie"
@@ -78,11 +77,12 @@ func decode(s schemas, w http.ResponseWriter, r *http.Request, name string, limi
 	return nil
 }
 
-// checkJSONBody refuses a body not declared JSON (415), nested deeper
+// checkJSONBody refuses a body declared other than JSON (415; one without
+// a Content-Type is taken as JSON, as clients that set none rely on), nested deeper
 // than maxBodyDepth, or holding an object key twice (which the schema check and
 // the decoder might read differently), naming the field and the key.
 func checkJSONBody(r *http.Request, b []byte) error {
-	if mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type")); err != nil || mt != "application/json" {
+	if ct := r.Header.Get("Content-Type"); ct != "" && !jsonbody.IsJSON(ct) {
 		return &bodyError{status: http.StatusUnsupportedMediaType,
 			msg: fmt.Sprintf("Content-Type %.60q is not JSON; send the body as application/json", r.Header.Get("Content-Type"))}
 	}

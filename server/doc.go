@@ -27,8 +27,8 @@
 //	GET    /metrics                               Prometheus text format (Options.Metrics), API auth
 //	GET    /ui/                                   the web UI (Options.UI; package server/ui)
 //
-// Every request body is size-limited, must be Content-Type
-// application/json (else 415), holds no object key twice and is
+// Every request body is size-limited, is JSON (a Content-Type other than
+// application/json is answered 415), holds no object key twice and is
 // validated against a JSON Schema (santhosh-tekuri/jsonschema, draft
 // 2020-12; the schemas are in schemas/) before anything runs, then by the
 // sortie types' own checks. Another method on a route's path is answered

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"mime"
 	"path"
 	"strconv"
 	"strings"
@@ -172,4 +173,11 @@ func clip(s string, n int) string {
 		return strings.ToValidUTF8(s, "\uFFFD")
 	}
 	return strings.ToValidUTF8(s[:n], "\uFFFD") + "…"
+}
+
+// IsJSON reports whether a Content-Type header value ct declares JSON:
+// application/json, with any parameters (charset=utf-8).
+func IsJSON(ct string) bool {
+	mt, _, err := mime.ParseMediaType(ct)
+	return err == nil && mt == "application/json"
 }

@@ -6,13 +6,13 @@ import (
 	"crypto/subtle"
 	"encoding/base64"
 	"io"
-	"mime"
 	"net/http"
 	"net/url"
 	"strings"
 	"sync"
 	"time"
 
+	"github.com/sortie-run/sortie/internal/jsonbody"
 	"github.com/sortie-run/sortie/internal/strictjson"
 	"github.com/sortie-run/sortie/wire"
 )
@@ -215,6 +215,5 @@ func sameOrigin(r *http.Request) bool {
 // isJSON reports whether r's body is declared JSON, which a cross-site
 // form cannot send without a CORS preflight the UI never answers.
 func isJSON(r *http.Request) bool {
-	mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type"))
-	return err == nil && mt == "application/json"
+	return jsonbody.IsJSON(r.Header.Get("Content-Type"))
 }
