@@ -103,10 +103,11 @@ func (c *Client) Follow(ctx context.Context, id RunID, after Cursor) iter.Seq2[U
 	return func(yield func(Update, error) bool) {
 		wake, stop := c.watch(id)
 		defer stop()
+		read, stored := c.pollRead()
 		for {
 			// Read the run before its events: events are stored before the
 			// attempt ends, so a final run read first has all its events below.
-			run, err := c.engine.Get(ctx, id)
+			run, err := read(ctx, id)
 			if err != nil {
 				yield(Update{}, err)
 				return
@@ -119,7 +120,7 @@ func (c *Client) Follow(ctx context.Context, id RunID, after Cursor) iter.Seq2[U
 				continue
 			}
 			if run.State.Terminal() || run.State.Interrupted() {
-				yield(Update{Run: run}, nil)
+				yield(c.final(ctx, run, stored))
 				return
 			}
 			if err := c.sleep(ctx, wake); err != nil {
@@ -165,25 +166,42 @@ func (c *Client) Wait(ctx context.Context, id RunID) (*Run, error) {
 	}
 	wake, stop := c.watch(id)
 	defer stop()
-	read := c.engine.Get
-	s, stored := c.engine.(StoredReader)
-	if stored {
-		read = s.GetStored // payloads kept by reference are read once, at the end
-	}
+	read, stored := c.pollRead()
 	for {
 		run, err := read(ctx, id)
 		if err != nil {
 			return nil, err
 		}
-		if (run.State.Terminal() || run.State.Interrupted()) && stored && run.HasPayloadRefs() {
-			return c.engine.Get(ctx, id)
-		} else if run.State.Terminal() || run.State.Interrupted() {
-			return run, nil
+		if run.State.Terminal() || run.State.Interrupted() {
+			u, err := c.final(ctx, run, stored)
+			return u.Run, err
 		}
 		if err := c.sleep(ctx, wake); err != nil {
 			return nil, err
 		}
 	}
+}
+
+// pollRead returns how a follower reads a run until it settles: as
+// stored ([StoredReader]: payloads kept by reference are not read, so a
+// payload that cannot be read does not hide the run's events), else Get;
+// stored reports the first.
+func (c *Client) pollRead() (read func(context.Context, RunID) (*Run, error), stored bool) {
+	if s, ok := c.engine.(StoredReader); ok {
+		return s.GetStored, true
+	}
+	return c.engine.Get, false
+}
+
+// final returns the update of a settled run as Get shows it: read again
+// with its payloads when it was read as stored and keeps some by
+// reference (an error of that read, e.g. [ErrPayloadIntegrity], instead).
+func (c *Client) final(ctx context.Context, run *Run, stored bool) (Update, error) {
+	if !stored || !run.HasPayloadRefs() {
+		return Update{Run: run}, nil
+	}
+	full, err := c.engine.Get(ctx, run.ID)
+	return Update{Run: full}, err
 }
 
 func (c *Client) watch(id RunID) (<-chan struct{}, func()) {

@@ -13,7 +13,8 @@ import (
 
 // writeError answers err as a [wire.ErrorBody]. Internal errors are
 // logged, and the client gets no detail of them (they may name backends
-// or paths).
+// or paths); other 500 answers (payload_integrity) are logged with their
+// cause too.
 //
 // Throttling (429) and unavailability (503) answers carry Retry-After
 // and are counted (see [MetricThrottled]).
@@ -51,6 +52,9 @@ func (s *Server) errorBody(r *http.Request, err error) (int, wire.ErrorBody) {
 		return http.StatusConflict, errorBody(wire.CodeConflict, live.Error(), "")
 	}
 	if m, ok := wire.ForError(err); ok {
+		if m.Status == http.StatusInternalServerError { // e.g. payload_integrity: the operator needs the cause too
+			s.log.ErrorContext(r.Context(), "request failed", "method", r.Method, "path", r.URL.Path, "code", m.Code, "err", err)
+		}
 		return m.Status, errorBody(m.Code, message(r, m, err), "")
 	}
 	if errors.Is(err, context.Canceled) && r.Context().Err() != nil {

@@ -81,7 +81,7 @@ func TestErrorBodiesMapBackToTheSentinels(t *testing.T) {
 	if _, body := s.errorBody(httptest.NewRequest(http.MethodGet, "/v1/runs/R", nil), broken); body.Error.Message != broken.Error() {
 		t.Errorf("a payload_integrity answer says %q, want the error naming the key and the SHA-256: %q", body.Error.Message, broken)
 	}
-	if !strings.Contains(logs.String(), "disk on fire") {
-		t.Errorf("the server log does not hold the 500's cause: %q", logs.String())
+	if !strings.Contains(logs.String(), "disk on fire") || !strings.Contains(logs.String(), "payload runs/R/result-1") {
+		t.Errorf("the server log does not hold the 500s' causes (an internal error, a payload's integrity): %q", logs.String())
 	}
 }

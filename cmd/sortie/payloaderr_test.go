@@ -34,6 +34,21 @@ func TestPayloadErrorsThroughServe(t *testing.T) {
 	checkPayloadError(t, url, remote, final.ID, ref, "is missing")
 }
 
+// The same run followed on the embedded engine: `sortie follow` prints
+// the run's events, then fails on the final run naming the SHA-256 (it
+// read the run with its payloads first, and printed nothing).
+func TestPayloadErrorFollowEmbedded(t *testing.T) {
+	c := newCLI(t)
+	final, _ := runLarge(t, c)
+	want := len(events(t, c.store(), final.ID))
+	flipByte(t, c.state, final.ResultRef.Key)
+	f := c.run("follow", string(final.ID), "--json")
+	got, _ := jsonLines(t, f.stdout)
+	if f.code != 1 || want == 0 || len(got) != want || !strings.Contains(f.stderr, final.ResultRef.SHA256) {
+		t.Errorf("sortie follow: exit %d, %d events, stderr %.600q; want exit 1 after the %d events, naming the SHA-256", f.code, len(got), f.stderr, want)
+	}
+}
+
 // checkPayloadError checks what the API and the CLI answer for run id,
 // whose result (ref) cannot be read back for the reason named by why.
 func checkPayloadError(t *testing.T, url string, remote *cli, id sortie.RunID, ref *sortie.PayloadRef, why string) {
