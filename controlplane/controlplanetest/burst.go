@@ -104,6 +104,10 @@ func testBurstThroughEngine(t *testing.T, f *fixture) {
 	if last.Queue == nil || last.Queue.Position != n-limit-1 || last.Queue.Key != "burst" {
 		t.Errorf("Get(last run) queue = %+v, want key burst position %d", last.Queue, n-limit-1)
 	}
+	// The limit's first runs are launched as the burst goes in; wait for
+	// their workers to hold their claims (a loaded machine may not have
+	// run them yet) before releasing them.
+	testwait.Until(t, "the limit's workers holding their claims", 2*time.Minute, func() bool { return l.live.Load() >= limit })
 	close(l.hold)
 	testwait.Until(t, "every run ended", 2*time.Minute, func() bool {
 		q, err := f.cp.Queued(f.ctx, "burst", 1)
