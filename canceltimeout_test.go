@@ -1,17 +1,16 @@
 package sortie_test
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"log/slog"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/sortie-run/sortie"
 	"github.com/sortie-run/sortie/controlplane/memory"
+	"github.com/sortie-run/sortie/internal/logbuf"
 	"github.com/sortie-run/sortie/internal/testwait"
 )
 
@@ -24,38 +23,20 @@ func (l heldLauncher) Start(_ context.Context, inv *sortie.Invocation) (sortie.R
 	return sortie.Ref{Provider: "test", ID: "held", RunID: inv.RunID, Attempt: inv.Attempt, LaunchID: inv.LaunchID}, nil
 }
 
-// syncBuffer is a log the engine's goroutines write while the test reads.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
 // A run cancelled while claimed, which then stops and is deleted before
 // its cancel timeout, leaves nothing for the timeout to do: it logs no
 // warning when it finds the run gone.
 func TestCancelTimeoutOfADeletedRun(t *testing.T) {
 	ctx := t.Context()
-	logs := &syncBuffer{}
+	logs := &logbuf.Buffer{}
 	cp := memory.New()
 	l := heldLauncher{invs: make(chan *sortie.Invocation, 1)}
 	e := sortie.NewEngine(cp, l, probeAgent, &sortie.EngineOptions{
 		Logger: slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))})
 	t.Cleanup(func() { e.Close(); cp.Close() })
 	// The timeout must not pass before the test has finished and deleted
-	// the run: a few in-memory writes.
-	run, err := e.Submit(ctx, &sortie.SubmitRequest{Agent: "probe", Policy: sortie.Policy{HeartbeatMs: 1000, LeaseMs: 60_000, CancelTimeoutMs: 2000}})
+	// the run (a few in-memory writes): 5 s leaves a loaded machine room.
+	run, err := e.Submit(ctx, &sortie.SubmitRequest{Agent: "probe", Policy: sortie.Policy{HeartbeatMs: 1000, LeaseMs: 60_000, CancelTimeoutMs: 5000}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -4,13 +4,16 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"log/slog"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/sortie-run/sortie"
 	"github.com/sortie-run/sortie/host"
+	"github.com/sortie-run/sortie/internal/logbuf"
 	"github.com/sortie-run/sortie/internal/testwait"
 )
 
@@ -19,7 +22,8 @@ import (
 // control plane does not hold (here one left by a submission that never
 // stored its run) but none of a run it holds.
 func TestSweepPayloadsKeepsHeldRuns(t *testing.T) {
-	h := newHost(t, host.Config{StateDir: t.TempDir(), InProcess: true})
+	logs := &logbuf.Buffer{}
+	h := newHost(t, host.Config{StateDir: t.TempDir(), InProcess: true, Logger: slog.New(slog.NewTextHandler(logs, nil))})
 	vars, _ := json.Marshal(map[string]string{"text": string(bytes.Repeat([]byte("v"), sortie.MaxVariablesBytes))})
 	run, err := h.Client().Submit(t.Context(), &sortie.SubmitRequest{Agent: "probe", Variables: vars})
 	if err != nil {
@@ -62,7 +66,8 @@ func orphanObject(t *testing.T, h *host.Host, age time.Duration) string {
 // that of one 10 minutes old (under the sweep's minimum age of an hour)
 // stays, as do a held run's.
 func TestReconcilerSweepsAtStart(t *testing.T) {
-	h := newHost(t, host.Config{StateDir: t.TempDir(), InProcess: true})
+	logs := &logbuf.Buffer{}
+	h := newHost(t, host.Config{StateDir: t.TempDir(), InProcess: true, Logger: slog.New(slog.NewTextHandler(logs, nil))})
 	vars, _ := json.Marshal(map[string]string{"text": string(bytes.Repeat([]byte("v"), sortie.MaxVariablesBytes))})
 	run, err := h.Client().Submit(t.Context(), &sortie.SubmitRequest{Agent: "probe", Variables: vars})
 	if err != nil || run.VariablesRef == nil {
@@ -73,10 +78,14 @@ func TestReconcilerSweepsAtStart(t *testing.T) {
 	done := make(chan struct{})
 	go func() { defer close(done); h.RunReconciler(ctx) }()
 	defer func() { stop(); <-done }()
-	testwait.Until(t, "the orphan 2 hours old swept", waitLong, func() bool {
-		_, err := os.Stat(filepath.Join(old, "variables"))
-		return os.IsNotExist(err)
+	// The pass logs when it has gone through every run, the young
+	// orphan's included: only then is "kept" a result.
+	testwait.UntilReport(t, "a sweep pass deleting the orphan 2 hours old", waitLong, func() (bool, string) {
+		return strings.Contains(logs.String(), `msg="payload sweep: deleted the objects of runs the control plane does not hold" runs=1`), logs.String()
 	})
+	if _, err := os.Stat(filepath.Join(old, "variables")); !os.IsNotExist(err) {
+		t.Errorf("the orphan 2 hours old is still there after the sweep (%v)", err)
+	}
 	if _, err := os.Stat(filepath.Join(young, "variables")); err != nil {
 		t.Errorf("the orphan 10 minutes old was swept too (%v); want it kept until it is an hour old", err)
 	}

@@ -37,21 +37,8 @@ func TestURLStoreOnCloudStorage(t *testing.T) {
 	if signature(get) == "" || signature(put) == "" || urls.Store != "gs://payloads" {
 		t.Fatalf("granted URLs of store %q: GET signed %t, PUT signed %t; want both signed for gs://payloads", urls.Store, signature(get) != "", signature(put) != "")
 	}
-	w := sealed.NewURLStore(urls, kr, srv.HTTPClient())
-	got, err := w.Get(t.Context(), run, "probe", inv.VariablesRef)
-	if err != nil || !bytes.Equal(got, vars) {
-		t.Fatalf("URLStore.Get = %d bytes, %v; want the %d stored", len(got), err, len(vars))
-	}
-	result := bigValue(5 << 20)
-	ref, err := w.Put(t.Context(), run, "probe", "result-1", "output", result)
-	if err != nil {
-		t.Fatalf("URLStore.Put(5 MB) = %v", err)
-	}
-	back, err := store.Get(t.Context(), run, "probe", ref)
-	if err != nil || !bytes.Equal(back, result) {
-		t.Fatalf("the host's Get(result) = %d bytes, %v; want the %d put", len(back), err, len(result))
-	}
-	for _, key := range []string{inv.VariablesRef.Key, ref.Key} {
+	roundTrip(t, sealed.NewURLStore(urls, kr, srv.HTTPClient()), store, inv, vars)
+	for _, key := range []string{inv.VariablesRef.Key, payload.Key(run, "result-1")} {
 		obj := srv.Object(t, key)
 		if len(obj) == 0 {
 			t.Fatalf("no object %s in the bucket", key)

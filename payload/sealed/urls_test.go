@@ -97,6 +97,27 @@ func (r *rig) seal(t *testing.T, inv *sortie.Invocation) *sealed.URLs {
 	return urls
 }
 
+// roundTrip reads inv's variables (vars) through the worker's store w,
+// writes a 5 MB result through it as result-1, and checks that the host's
+// store reads that result back; it returns the result.
+func roundTrip(t *testing.T, w *sealed.URLStore, host *payload.Store, inv *sortie.Invocation, vars []byte) []byte {
+	t.Helper()
+	got, err := w.Get(t.Context(), inv.RunID, "probe", inv.VariablesRef)
+	if err != nil || !bytes.Equal(got, vars) {
+		t.Fatalf("URLStore.Get = %d bytes, %v; want the %d stored", len(got), err, len(vars))
+	}
+	result := bigValue(5 << 20)
+	ref, err := w.Put(t.Context(), inv.RunID, "probe", "result-1", "output", result)
+	if err != nil {
+		t.Fatalf("URLStore.Put(5 MB) = %v", err)
+	}
+	back, err := host.Get(t.Context(), inv.RunID, "probe", ref)
+	if err != nil || !bytes.Equal(back, result) {
+		t.Fatalf("the host's Get(result) = %d bytes, %v; want the %d put", len(back), err, len(result))
+	}
+	return result
+}
+
 // A worker with nothing but the granted URLs and the keyring reads 5 MB
 // of variables and writes a 5 MB result that the host reads back; the
 // objects, the invocation and the errors hold neither the canary nor a
@@ -112,19 +133,7 @@ func TestURLStoreRoundTrip(t *testing.T) {
 		t.Fatalf("granted URLs = %d GET, %d PUT (%t, %t signed); want presigned URLs: GET of the variables, PUT of the result and the checkpoint", len(urls.Get), len(urls.Put), get != "", put != "")
 	}
 	w := sealed.NewURLStore(urls, r.kr, nil)
-	got, err := w.Get(t.Context(), run, "probe", inv.VariablesRef)
-	if err != nil || !bytes.Equal(got, vars) {
-		t.Fatalf("URLStore.Get = %d bytes, %v; want the %d stored", len(got), err, len(vars))
-	}
-	result := bigValue(5 << 20)
-	ref, err := w.Put(t.Context(), run, "probe", "result-1", "output", result)
-	if err != nil {
-		t.Fatalf("URLStore.Put(5 MB) = %v", err)
-	}
-	back, err := r.store.Get(t.Context(), run, "probe", ref)
-	if err != nil || !bytes.Equal(back, result) {
-		t.Fatalf("the host's Get(result) = %d bytes, %v; want the %d put", len(back), err, len(result))
-	}
+	result := roundTrip(t, w, r.store, inv, vars)
 	if _, err := w.Put(t.Context(), run, "probe", "result-2", "output", result); err == nil || strings.Contains(err.Error(), "X-Amz") {
 		t.Errorf("Put(a key not granted) = %v, want an error naming no URL", err)
 	}
