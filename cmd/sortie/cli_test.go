@@ -187,10 +187,21 @@ func TestBadInput(t *testing.T) {
 		{[]string{"resume", "01JZZZZZZZZZZZZZZZZZZZZZZZ", "--input-file", cfgFile(t, `[{"k":1,"\u006b":2}]`)}, `--input-file: duplicate object key "k"`},
 		{[]string{"cost", "--top", "-1"}, "--top -1 outside 0..1000"},
 		{[]string{"get", "01JZZZZZZZZZZZZZZZZZZZZZZZ", "--price", "bogus.key=1"}, `"bogus.key" is not a key of price table`},
+		{[]string{"serve", "--listen", "127.0.0.1:0", "--shutdown-grace", "-1s"}, "--shutdown-grace -1s: must not be negative"},
+		{[]string{"serve", "--listen", "127.0.0.1:0", "--follow-poll", "-5s"}, "--follow-poll -5s: must not be negative"},
 	} {
 		r := c.run(tc.args...)
 		if r.code != 2 || !strings.Contains(r.stderr, tc.want) {
 			t.Errorf("sortie %.80s: exit %d, stderr %.300q; want exit 2 naming %q", strings.Join(tc.args, " "), r.code, r.stderr, tc.want)
+		}
+	}
+	// A payload limit from the environment that is not a number is refused,
+	// not read as 0 (the 100 MiB default).
+	for _, env := range []string{"SORTIE_MAX_PAYLOAD_BYTES=abc", "SORTIE_MAX_RUN_PAYLOAD_BYTES=10MB"} {
+		cmd := c.cmd("submit", "probe")
+		cmd.Env = append(cmd.Env, env)
+		if r := runCmd(t, cmd); r.code != 2 || !strings.Contains(r.stderr, "not an integer number of bytes") || !strings.Contains(r.stderr, strings.Split(env, "=")[0]) {
+			t.Errorf("%s sortie submit probe: exit %d, stderr %.300q; want exit 2 naming the variable", env, r.code, r.stderr)
 		}
 	}
 	if r := c.run("cost", "--top", "1001"); r.code != 2 || strings.Contains(r.stderr, "--since") {

@@ -61,6 +61,10 @@ type globals struct {
 	// agentDirs are serve's --agent directories, read again when their
 	// agent.json changes (see liveAgents).
 	agentDirs []string
+	// envErr is the first host setting read from the environment that is
+	// not what it must be (envInt64), refused by validate unless the
+	// command talks to --host, which ignores those variables.
+	envErr error
 }
 
 func (g *globals) register(root *cobra.Command) {
@@ -80,8 +84,8 @@ func (g *globals) register(root *cobra.Command) {
 	f.StringVar(&g.hostURL, "host", os.Getenv("SORTIE_HOST"), "talk to the sortie serve at this URL instead of the embedded engine (env SORTIE_HOST); its API token comes from SORTIE_TOKEN or --token-file")
 	f.StringVar(&g.tokenFile, "token-file", "", "file holding the API token for --host")
 	f.StringVar(&g.payloadBucket, "payload-bucket", os.Getenv(host.EnvPayloadBucket), "bucket URL keeping variables and results over their inline limits, e.g. s3://BUCKET?region=eu-west-1 (env SORTIE_PAYLOAD_BUCKET); default: payloads/ in --state-dir")
-	f.Int64Var(&g.payloadLimits.MaxPayloadBytes, "max-payload-bytes", envInt64(host.EnvMaxPayloadBytes), "largest variables object or result kept by reference, in bytes (env SORTIE_MAX_PAYLOAD_BYTES; 0: 100 MiB)")
-	f.Int64Var(&g.payloadLimits.MaxRunBytes, "max-run-payload-bytes", envInt64(host.EnvMaxRunPayloadBytes), "most bytes one run keeps by reference, all its payloads together (env SORTIE_MAX_RUN_PAYLOAD_BYTES; 0: 256 MiB)")
+	f.Int64Var(&g.payloadLimits.MaxPayloadBytes, "max-payload-bytes", g.envInt64(host.EnvMaxPayloadBytes, "max-payload-bytes"), "largest variables object or result kept by reference, in bytes (env SORTIE_MAX_PAYLOAD_BYTES; 0: 100 MiB)")
+	f.Int64Var(&g.payloadLimits.MaxRunBytes, "max-run-payload-bytes", g.envInt64(host.EnvMaxRunPayloadBytes, "max-run-payload-bytes"), "most bytes one run keeps by reference, all its payloads together (env SORTIE_MAX_RUN_PAYLOAD_BYTES; 0: 256 MiB)")
 	g.dest.register(f)
 	g.models.register(f)
 	g.authz.register(f)
@@ -107,10 +111,18 @@ func envOr(k, def string) string {
 	return def
 }
 
-// envInt64 is the integer in variable k; 0 when unset or not a number
-// (Config.Validate refuses a negative one).
-func envInt64(k string) int64 {
-	n, _ := strconv.ParseInt(os.Getenv(k), 10, 64)
+// envInt64 is the integer in variable k, the default of --flag; 0 when
+// unset. A value that is not an integer is 0 here and recorded in
+// g.envErr, naming k and flag (Config.Validate refuses a negative one).
+func (g *globals) envInt64(k, flag string) int64 {
+	v := os.Getenv(k)
+	if v == "" {
+		return 0
+	}
+	n, err := strconv.ParseInt(strings.TrimSpace(v), 10, 64)
+	if err != nil && g.envErr == nil {
+		g.envErr = usagef("%s %.40q (the default of --%s): not an integer number of bytes", k, v, flag)
+	}
 	return n
 }
 
@@ -293,6 +305,9 @@ func (g *globals) validate() error {
 	}
 	if err := g.checkHostOnly(); err != nil {
 		return err
+	}
+	if g.envErr != nil && g.hostURL == "" {
+		return g.envErr
 	}
 	cfg, err := g.config()
 	if err != nil {

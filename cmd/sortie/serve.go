@@ -111,6 +111,12 @@ func (s *serveFlags) run(ctx context.Context, g *globals) error {
 // api checks the flags before anything listens and returns the host's
 // API configuration.
 func (s *serveFlags) api(ctx context.Context, g *globals) (*host.API, error) {
+	switch {
+	case s.grace < 0:
+		return nil, usagef("--shutdown-grace %v: must not be negative (0 stops without waiting for requests in flight)", s.grace)
+	case s.followPoll < 0:
+		return nil, usagef("--follow-poll %v: must not be negative (0: the default)", s.followPoll)
+	}
 	tokens, err := s.tokens()
 	if err != nil {
 		return nil, err
