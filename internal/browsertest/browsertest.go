@@ -2,6 +2,7 @@ package browsertest
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -51,16 +52,36 @@ func chromiumPath() (string, error) {
 		"(apt-get install -y chromium; scripts/test does it) or set %s to a Chromium binary", ChromiumEnv)
 }
 
+// startAttempts is how many times startBrowser starts Chromium before it
+// gives up: on a loaded machine Chromium has crashed at start (crashpad's
+// report, no DevTools line) where the next start ran.
+const startAttempts = 3
+
 func startBrowser() {
 	path, err := chromiumPath()
 	if err != nil {
 		browser.err = err
 		return
 	}
+	var errs []error
+	for i := 1; i <= startAttempts; i++ {
+		ctx, cancel, err := launch(path)
+		if err == nil {
+			browser.ctx, browser.cancel = ctx, cancel
+			return
+		}
+		errs = append(errs, fmt.Errorf("start %d of %d: %w", i, startAttempts, err))
+	}
+	browser.err = fmt.Errorf("start Chromium %s: %w", path, errors.Join(errs...))
+}
+
+// launch starts one Chromium with a fresh profile directory and waits for
+// it to evaluate a script; on an error it has stopped it and removed the
+// directory.
+func launch(path string) (context.Context, func(), error) {
 	dir, err := os.MkdirTemp("", "sortie-ui-chromium-")
 	if err != nil {
-		browser.err = err
-		return
+		return nil, nil, err
 	}
 	// The flags this machine's Chromium needs: headless as root without a
 	// sandbox, and nothing that reaches for the network on its own.
@@ -71,11 +92,12 @@ func startBrowser() {
 		chromedp.Flag("disable-component-update", true), chromedp.Flag("disable-sync", true),
 		chromedp.Flag("disable-dev-shm-usage", true), chromedp.WindowSize(1280, 860))
 	ctx, cancelCtx := chromedp.NewContext(alloc)
-	browser.ctx = ctx
-	browser.cancel = func() { cancelCtx(); cancelAlloc(); os.RemoveAll(dir) }
+	cancel := func() { cancelCtx(); cancelAlloc(); os.RemoveAll(dir) }
 	if _, err := chromedp.Run(ctx, chromedp.Evaluate[chromedp.Void]("1")); err != nil {
-		browser.err = fmt.Errorf("start Chromium %s: %w", path, err)
+		cancel()
+		return nil, nil, err
 	}
+	return ctx, cancel, nil
 }
 
 // Tab is one browser tab of a test, with what it saw: JavaScript dialogs
