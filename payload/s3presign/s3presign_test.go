@@ -7,6 +7,7 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -32,8 +33,9 @@ const (
 // the test's credentials and nothing else.
 func sdkCredentials(t *testing.T) {
 	t.Helper()
+	missing := filepath.Join(t.TempDir(), "missing") // a fixed path may exist on the machine
 	for k, v := range map[string]string{"AWS_ACCESS_KEY_ID": keyID, "AWS_SECRET_ACCESS_KEY": secret, "AWS_SESSION_TOKEN": session,
-		"AWS_PROFILE": "", "AWS_REGION": "", "AWS_CONFIG_FILE": "/nonexistent", "AWS_SHARED_CREDENTIALS_FILE": "/nonexistent",
+		"AWS_PROFILE": "", "AWS_REGION": "", "AWS_CONFIG_FILE": missing, "AWS_SHARED_CREDENTIALS_FILE": missing,
 		"AWS_EC2_METADATA_DISABLED": "true"} {
 		t.Setenv(k, v)
 	}
