@@ -100,3 +100,18 @@ func (e *LiveRunError) Error() string {
 
 // Is reports whether target is ErrConflict.
 func (e *LiveRunError) Is(target error) bool { return target == ErrConflict }
+
+// NotInterruptedError refuses to resume a run that is not interrupted
+// (input-required or auth-required) and not terminal either: submitted,
+// queued or working. It matches ErrConflict.
+type NotInterruptedError struct {
+	ID    RunID
+	State State
+}
+
+func (e *NotInterruptedError) Error() string {
+	return fmt.Sprintf("run %s is %s: only an input-required or auth-required run resumes", e.ID, e.State)
+}
+
+// Is reports whether target is ErrConflict.
+func (e *NotInterruptedError) Is(target error) bool { return target == ErrConflict }

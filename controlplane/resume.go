@@ -2,7 +2,6 @@ package controlplane
 
 import (
 	"encoding/json"
-	"fmt"
 
 	"github.com/sortie-run/sortie"
 )
@@ -36,7 +35,7 @@ func resumable(r *sortie.Run) error {
 		return err
 	}
 	if !r.State.Interrupted() {
-		return fmt.Errorf("resume run %s: state %s is not input-required or auth-required: %w", r.ID, r.State, sortie.ErrConflict)
+		return &sortie.NotInterruptedError{ID: r.ID, State: r.State}
 	}
 	return nil
 }

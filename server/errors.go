@@ -47,9 +47,8 @@ func (s *Server) errorBody(r *http.Request, err error) (int, wire.ErrorBody) {
 	if errors.As(err, &abe) {
 		return http.StatusConflict, errorBody(wire.CodeBudgetExhausted, abe.Error(), "agent")
 	}
-	var live *sortie.LiveRunError
-	if errors.As(err, &live) {
-		return http.StatusConflict, errorBody(wire.CodeConflict, live.Error(), "")
+	if msg, ok := stateConflict(err); ok {
+		return http.StatusConflict, errorBody(wire.CodeConflict, msg, "")
 	}
 	if m, ok := wire.ForError(err); ok {
 		if m.Status == http.StatusInternalServerError { // e.g. payload_integrity: the operator needs the cause too
@@ -62,6 +61,21 @@ func (s *Server) errorBody(r *http.Request, err error) (int, wire.ErrorBody) {
 	}
 	s.log.ErrorContext(r.Context(), "request failed", "method", r.Method, "path", r.URL.Path, "err", err)
 	return http.StatusInternalServerError, internalError
+}
+
+// stateConflict is the message of a refusal that names the run's state
+// (deleting a live run, resuming one that is not interrupted): it holds
+// the run's ID and state, nothing of a backend.
+func stateConflict(err error) (string, bool) {
+	var live *sortie.LiveRunError
+	if errors.As(err, &live) {
+		return live.Error(), true
+	}
+	var idle *sortie.NotInterruptedError
+	if errors.As(err, &idle) {
+		return idle.Error(), true
+	}
+	return "", false
 }
 
 // internalError is the body of a 500: nothing of the cause.

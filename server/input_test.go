@@ -123,7 +123,7 @@ func TestMethodsAndPaths(t *testing.T) {
 	if status, _, eb := do(t, r, http.MethodGet, "/v1/nothing", "", nil); status != http.StatusNotFound || eb.Error.Code != wire.CodeNotFound {
 		t.Errorf("GET /v1/nothing = %d %+v, want 404 not_found", status, eb)
 	}
-	for _, p := range []string{"/v1/runs/../../etc/passwd", "/v1/runs/./x", "/v1//runs"} {
+	for _, p := range []string{"/v1/runs/../../etc/passwd", "/v1/runs/./x", "/v1//runs", "/v1/runs/%2e%2e", "/v1/runs/%2E/events", "/v1/agents/%2e%2e%2fx"} {
 		req, _ := http.NewRequest(http.MethodGet, r.http.URL, nil)
 		req.URL.Path, req.URL.RawPath = p, ""
 		req.URL.Opaque = "//" + req.URL.Host + p // send the path as is

@@ -13,18 +13,31 @@ import (
 // header lists them.
 var probeMethods = []string{http.MethodGet, http.MethodHead, http.MethodPost, http.MethodPut, http.MethodPatch, http.MethodDelete}
 
-// canonicalPaths answers a path with "." or ".." segments or an empty
-// segment ("//") 400 in the API's error shape, where mux would redirect
-// to the cleaned path with an HTML body; other requests go to mux.
+// canonicalPaths answers a path with "." or ".." segments, escaped or
+// not ("%2e%2e"), or an empty segment ("//") 400 in the API's error
+// shape, where mux would redirect to the cleaned path with an HTML body
+// (or take an escaped ".." as a segment's value); other requests go to
+// mux.
 func canonicalPaths(mux *http.ServeMux) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if p := r.URL.EscapedPath(); r.Method != http.MethodConnect && p != cleanPath(p) {
+		if p := r.URL.EscapedPath(); r.Method != http.MethodConnect && (p != cleanPath(p) || dotSegment(r.URL.Path)) {
 			writeJSON(w, http.StatusBadRequest, errorBody(wire.CodeInvalidArgument,
 				fmt.Sprintf("path %.200q is not canonical: no '.', '..' or empty segments", p), "path"))
 			return
 		}
 		mux.ServeHTTP(w, r)
 	})
+}
+
+// dotSegment reports whether the decoded path p has a "." or ".."
+// segment (one that was escaped, as the escaped path's check lets by).
+func dotSegment(p string) bool {
+	for seg := range strings.SplitSeq(p, "/") {
+		if seg == "." || seg == ".." {
+			return true
+		}
+	}
+	return false
 }
 
 // cleanPath is p as http.ServeMux matches it: "." and ".." resolved,

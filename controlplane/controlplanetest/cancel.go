@@ -2,6 +2,7 @@ package controlplanetest
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"testing"
 
@@ -123,4 +124,8 @@ func testInterruptResume(t *testing.T, f *fixture) {
 	fresh := f.submitted(T0 + 1000)
 	_, err := f.cp.Resume(f.ctx, fresh.ID, nil)
 	wantErr(t, "Resume(submitted run)", err, sortie.ErrConflict)
+	var idle *sortie.NotInterruptedError
+	if !errors.As(err, &idle) || idle.ID != fresh.ID || idle.State != sortie.StateSubmitted {
+		t.Errorf("Resume(submitted run) = %v, want a *sortie.NotInterruptedError naming the run and its state", err)
+	}
 }

@@ -1,0 +1,37 @@
+package server_test
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"strings"
+	"testing"
+
+	"github.com/sortie-run/sortie"
+	"github.com/sortie-run/sortie/wire"
+)
+
+// Resuming a run that is still live (not interrupted) is a 409 that names
+// the run's state, over HTTP and through the client, and leaves the run
+// running.
+func TestResumeOfALiveRunNamesItsState(t *testing.T) {
+	r := newRig(t, nil)
+	run := r.submit(t, `{"events": 0, "sleep_ms": 60000}`)
+	defer r.engine.Cancel(context.Background(), run.ID, "test over")
+	var eb wire.ErrorBody
+	code := post(t, r, "/v1/runs/"+run.ID.String()+"/resume", `{"input": {"answer": 1}}`, nil, &eb)
+	named := false
+	for _, s := range []sortie.State{sortie.StateSubmitted, sortie.StateWorking} {
+		named = named || strings.Contains(eb.Error.Message, " is "+string(s)+":")
+	}
+	if code != http.StatusConflict || eb.Error.Code != wire.CodeConflict || !named || !strings.Contains(eb.Error.Message, "input-required or auth-required") {
+		t.Errorf("resume a live run = %d %+v, want 409 conflict naming its state and the states that resume", code, eb)
+	}
+	_, err := r.client.Resume(context.Background(), run.ID, []byte(`{"answer": 1}`))
+	if !errors.Is(err, sortie.ErrConflict) || !strings.Contains(err.Error(), "only an input-required or auth-required run resumes") {
+		t.Errorf("Client.Resume(a live run) = %v, want ErrConflict naming the states that resume", err)
+	}
+	if got, err := r.client.Get(context.Background(), run.ID); err != nil || got.State.Terminal() || got.ResumeInput != nil {
+		t.Errorf("the run after the refused resumes = %+v, %v; want it live, no input", got, err)
+	}
+}
