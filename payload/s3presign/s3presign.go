@@ -81,10 +81,12 @@ func (s *Signer) Name() string { return s.name }
 func (s *Signer) Limits() sortie.PayloadLimits { return s.limits }
 
 // SignURL implements sealed.URLSigner: a GET URL as s3's
-// PresignGetObject makes it, a PUT URL as PresignPutObject does, valid
-// for life (rounded down to the second; at most 7 days). A method other
-// than GET and PUT is refused; a failure to retrieve the credentials
-// wraps sortie.ErrUnavailable.
+// PresignGetObject makes it, a PUT URL as PresignPutObject does, a DELETE
+// URL as PresignDeleteObject does (the reconciler's retention deletes an
+// expired run's objects with them: sealed.Deleter), valid for life
+// (rounded down to the second; at most 7 days). Another method is
+// refused; a failure to retrieve the credentials wraps
+// sortie.ErrUnavailable.
 func (s *Signer) SignURL(ctx context.Context, method, key string, life time.Duration) (string, error) {
 	q := url.Values{"X-Amz-Expires": {strconv.FormatInt(int64(life/time.Second), 10)}}
 	switch method {
@@ -93,8 +95,10 @@ func (s *Signer) SignURL(ctx context.Context, method, key string, life time.Dura
 		q.Set("X-Amz-Checksum-Mode", "ENABLED")
 	case http.MethodPut:
 		q.Set("x-id", "PutObject")
+	case http.MethodDelete:
+		q.Set("x-id", "DeleteObject")
 	default:
-		return "", fmt.Errorf("payload store %q: sign a %s URL for %s: only GET and PUT are signed", s.name, method, key)
+		return "", fmt.Errorf("payload store %q: sign a %.10q URL for %s: only GET, PUT and DELETE are signed", s.name, method, key)
 	}
 	creds, err := s.creds.Retrieve(ctx)
 	if err != nil {
@@ -123,7 +127,7 @@ type params struct {
 }
 
 // ignored are s3blob's and gocloud.dev/aws's parameters that change
-// nothing in a presigned GET or PUT URL.
+// nothing in a presigned URL.
 var ignored = map[string]bool{"ssetype": true, "kmskeyid": true, "rate_limiter_capacity": true, "awssdk": true}
 
 func parseParams(q url.Values) (*params, error) {

@@ -12,7 +12,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/credentials"
+	"github.com/aws/aws-sdk-go-v2/service/s3"
 	"gocloud.dev/blob"
 	_ "gocloud.dev/blob/s3blob"
 
@@ -104,8 +106,40 @@ func TestSameURLsAsS3Blob(t *testing.T) {
 	}
 }
 
-// A URL the Signer signs reads and writes the object on an S3-protocol
-// server (path-style under its endpoint), as a worker uses it.
+// The Signer's DELETE URLs are byte for byte those the SDK's S3 presign
+// client (PresignDeleteObject) makes for the same bucket, key,
+// credentials, expiry and signing time, virtual-hosted and path-style
+// under an endpoint (s3blob signs no DELETE URL to compare with).
+func TestDeleteURLsAsTheSDK(t *testing.T) {
+	key := "runs/01KBFZ4C7S9V0000000000TEST/checkpoint-3"
+	for bucketURL, o := range map[string]s3.Options{
+		"s3://my-bucket?region=eu-west-1": {Region: "eu-west-1"},
+		"s3://my-bucket?region=us-east-1&endpoint=http://127.0.0.1:9000&use_path_style=true": {Region: "us-east-1",
+			BaseEndpoint: aws.String("http://127.0.0.1:9000"), UsePathStyle: true},
+	} {
+		o.Credentials = credentials.NewStaticCredentialsProvider(keyID, secret, session)
+		req, err := s3.NewPresignClient(s3.New(o)).PresignDeleteObject(t.Context(), &s3.DeleteObjectInput{Bucket: aws.String("my-bucket"), Key: aws.String(key)},
+			s3.WithPresignExpires(17*time.Minute))
+		if err != nil || req.Method != http.MethodDelete {
+			t.Fatalf("PresignDeleteObject(%s) = %+v, %v", bucketURL, req, err)
+		}
+		u, _ := url.Parse(req.URL)
+		at, err := time.Parse("20060102T150405Z", u.Query().Get("X-Amz-Date"))
+		if err != nil {
+			t.Fatalf("the SDK's URL has no X-Amz-Date: %s", req.URL)
+		}
+		s := newSigner(t, bucketURL, nil)
+		s3presign.SetNow(s, func() time.Time { return at })
+		if got, err := s.SignURL(t.Context(), http.MethodDelete, key, 17*time.Minute); err != nil || got != req.URL {
+			t.Errorf("%s: SignURL(DELETE) =\n  %s (%v)\nwant the SDK's\n  %s", bucketURL, got, err, req.URL)
+		}
+	}
+}
+
+// A URL the Signer signs reads, writes and deletes the object on an
+// S3-protocol server (path-style under its endpoint), as a worker and the
+// reconciler's retention use them; a second DELETE (the object gone) is
+// a success too.
 func TestURLsReachTheObject(t *testing.T) {
 	srv := s3test.Start(t, "payloads")
 	s := newSigner(t, srv.SigningBlobURL(), nil)
@@ -133,6 +167,21 @@ func TestURLsReachTheObject(t *testing.T) {
 	defer resp.Body.Close()
 	if got, _ := io.ReadAll(resp.Body); resp.StatusCode != http.StatusOK || !bytes.Equal(got, body) {
 		t.Fatalf("GET through the signed URL = %d %q, want 200 %q", resp.StatusCode, got, body)
+	}
+	for range 2 { // S3 answers a DELETE of a missing key with 204 too
+		del, err := s.SignURL(t.Context(), http.MethodDelete, key, time.Minute)
+		if err != nil {
+			t.Fatal(err)
+		}
+		req, _ := http.NewRequest(http.MethodDelete, del, nil)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil || resp.StatusCode != http.StatusNoContent {
+			t.Fatalf("DELETE through the signed URL = %v %v, want 204", resp, err)
+		}
+		resp.Body.Close()
+		if _, ok := srv.Objects(t)[key]; ok {
+			t.Fatalf("the bucket still holds %s after the DELETE", key)
+		}
 	}
 	if s.Name() != "s3://payloads" || s.Limits() != (sortie.PayloadLimits{}).WithDefaults() {
 		t.Errorf("Name, Limits = %q, %+v; want s3://payloads (as package payload names it) and the defaults", s.Name(), s.Limits())
@@ -166,7 +215,7 @@ func TestBadBucketURLs(t *testing.T) {
 	if u, _ := s.SignURL(t.Context(), http.MethodGet, "runs/X/variables", time.Minute); !strings.HasPrefix(u, "https://bucket.s3.eu-west-2.amazonaws.com/runs/X/variables?") {
 		t.Errorf("SignURL with the options' region = %.80s…, want the eu-west-2 endpoint", u)
 	}
-	if _, err := s.SignURL(t.Context(), http.MethodDelete, "runs/X/variables", time.Minute); err == nil {
-		t.Errorf("SignURL(DELETE) = nil error, want a refusal (only GET and PUT)")
+	if _, err := s.SignURL(t.Context(), http.MethodPost, "runs/X/variables", time.Minute); err == nil || !strings.Contains(err.Error(), "only GET, PUT and DELETE") {
+		t.Errorf("SignURL(POST) = %v, want a refusal naming the methods signed (GET, PUT, DELETE)", err)
 	}
 }
