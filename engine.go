@@ -112,6 +112,13 @@ type EngineOptions struct {
 	// submission is refused naming the inline limit. Its workers need
 	// the same store (functions.Worker.Payloads).
 	Payloads PayloadStore
+	// ObjectDeleter deletes a run's payload objects by name, before
+	// [Engine.Delete] and [Engine.Expire] delete its record: for an
+	// engine that holds no store but signs its workers' URLs (the Lambda
+	// reconciler: payload/sealed's Deleter). Optional; without it an
+	// engine without Payloads leaves a deleted run's objects to the
+	// bucket's lifecycle rule and the hosts' payload sweep.
+	ObjectDeleter RunObjectDeleter
 	// Pricer sets [Run.Cost] on every run the engine returns (Submit,
 	// Get, List, Cancel, Resume). Optional; without it runs carry no cost.
 	Pricer Pricer

@@ -43,9 +43,10 @@ func ParseRetention(field, s string) (time.Duration, error) {
 
 // Delete deletes the terminal run id: its record with its events, steps
 // and push configurations first ([ControlPlane.Delete]), then its payload
-// objects. A failure to delete the objects is logged, not returned: the
-// payload sweep removes the objects of runs the control plane no longer
-// holds. It returns ErrNotFound for an unknown run, an error wrapping
+// objects (with [EngineOptions.ObjectDeleter], the objects it names go
+// before the record: see deleteObjectsFirst). A failure to delete the
+// objects is logged, not returned: the payload sweep removes the objects
+// of runs the control plane no longer holds. It returns ErrNotFound for an unknown run, an error wrapping
 // ErrConflict naming the state for a run that is not terminal (cancel it
 // first), ErrClosed after Close.
 func (e *Engine) Delete(ctx context.Context, id RunID) error {
@@ -60,6 +61,9 @@ func (e *Engine) Delete(ctx context.Context, id RunID) error {
 }
 
 func (e *Engine) delete(ctx context.Context, id RunID, reason string) error {
+	if err := e.deleteObjectsFirst(ctx, id); err != nil {
+		return err
+	}
 	if err := e.cp.Delete(ctx, id); err != nil {
 		return err
 	}
@@ -69,6 +73,46 @@ func (e *Engine) delete(ctx context.Context, id RunID, reason string) error {
 	}
 	if err := e.opts.Payloads.DeleteRun(ctx, id); err != nil {
 		e.log.Warn("delete the payload objects of a deleted run; the payload sweep removes them later", "run", id, "err", err)
+	}
+	return nil
+}
+
+// RunObjectDeleter deletes the payload objects a run names without
+// listing its store (see [EngineOptions.ObjectDeleter]).
+type RunObjectDeleter interface {
+	// DeleteRunObjects deletes the objects of run, a terminal run read
+	// with its steps just before its record is deleted: those the run
+	// and steps reference and those its attempts may have written. A
+	// missing object is success. The error (never holding a URL) is
+	// logged; the run is deleted all the same.
+	DeleteRunObjects(ctx context.Context, run *Run, steps []Step) error
+}
+
+// deleteObjectsFirst deletes the objects of terminal run id with
+// [EngineOptions.ObjectDeleter], if set, before the run's record goes.
+// Objects first: the deleter names them from the record and cannot list
+// the store, so once the record is gone nothing would name them again;
+// if the process dies in between, the run is still there, still expired,
+// and the next pass deletes its objects again (a missing one is
+// success) and then the record. A run that is not terminal keeps its
+// objects (the control plane's Delete refuses it). A failed object
+// delete is logged and left to the bucket's lifecycle rule; errors are
+// the control plane's reading the run (ErrNotFound for a run gone) or
+// its steps.
+func (e *Engine) deleteObjectsFirst(ctx context.Context, id RunID) error {
+	if e.opts.ObjectDeleter == nil {
+		return nil
+	}
+	run, err := e.cp.Get(ctx, id)
+	if err != nil || !run.State.Terminal() {
+		return err
+	}
+	steps, err := e.cp.Steps(ctx, id)
+	if err != nil {
+		return fmt.Errorf("read the steps of run %s before deleting its objects: %w", id, err)
+	}
+	if err := e.opts.ObjectDeleter.DeleteRunObjects(ctx, run, steps); err != nil {
+		e.log.Warn("payload objects of a deleted run not deleted; the bucket's lifecycle rule removes them", "run", id, "err", err)
 	}
 	return nil
 }

@@ -2,9 +2,11 @@
 // payload object is sealed and named ([Seal]), how it is checked and
 // opened ([Open]: size, then SHA-256, then the envelope), which objects
 // an attempt is granted presigned URLs for ([Grant], sealed into its
-// invocation by a [Granter] over any [URLSigner]), and a
+// invocation by a [Granter] over any [URLSigner]), a
 // [sortie.PayloadStore] over the presigned URLs a host grants one attempt
-// ([URLStore]).
+// ([URLStore]), and which objects of a run can be named without listing
+// the bucket ([RunKeys]), deleted through DELETE URLs by a [Deleter] (the
+// Lambda reconciler's retention).
 //
 // Package payload's Store applies the same rule on a gocloud.dev/blob
 // bucket. Workers that must stay lean and hold no storage credentials

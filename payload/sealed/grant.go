@@ -19,8 +19,9 @@ type URLSigner interface {
 	Name() string
 	// Limits are the store's limits, defaults applied.
 	Limits() sortie.PayloadLimits
-	// SignURL returns a URL that lets its bearer do method (GET or PUT)
-	// on the object key for life (a minute to 7 days). A failure wraps
+	// SignURL returns a URL that lets its bearer do method (GET or PUT;
+	// DELETE for a [Deleter]) on the object key for life (a minute to 7
+	// days). A failure wraps
 	// sortie.ErrUnavailable when a retry may cure it; no error holds a
 	// URL.
 	SignURL(ctx context.Context, method, key string, life time.Duration) (string, error)

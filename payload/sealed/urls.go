@@ -105,7 +105,7 @@ var _ sortie.PayloadStore = (*URLStore)(nil)
 // nil: a client that follows no redirect.
 func NewURLStore(urls *URLs, sealer Sealer, client *http.Client) *URLStore {
 	if client == nil {
-		client = &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+		client = noRedirects()
 	}
 	return &URLStore{urls: urls, sealer: sealer, client: client}
 }
@@ -135,11 +135,11 @@ func (s *URLStore) Put(ctx context.Context, run sortie.RunID, agent, name, field
 	}
 	resp, err := s.do(ctx, http.MethodPut, u, object)
 	if err != nil {
-		return nil, s.wrap("store", key, err)
+		return nil, wrap(s.urls.Store, "store", key, err)
 	}
 	defer drain(resp)
 	if resp.StatusCode/100 != 2 {
-		return nil, s.status("store", key, resp)
+		return nil, status(s.urls.Store, "store", key, resp)
 	}
 	return ref, nil
 }
@@ -156,13 +156,13 @@ func (s *URLStore) Get(ctx context.Context, run sortie.RunID, agent string, ref 
 	}
 	resp, err := s.do(ctx, http.MethodGet, u, nil)
 	if err != nil {
-		return nil, s.wrap("read", ref.Key, err)
+		return nil, wrap(s.urls.Store, "read", ref.Key, err)
 	}
 	defer drain(resp)
 	if resp.StatusCode == http.StatusNotFound {
 		return nil, Missing(run, ref)
 	} else if resp.StatusCode != http.StatusOK {
-		return nil, s.status("read", ref.Key, resp)
+		return nil, status(s.urls.Store, "read", ref.Key, resp)
 	}
 	limit := ref.Size + SlackBytes
 	if resp.ContentLength > limit {
@@ -170,7 +170,7 @@ func (s *URLStore) Get(ctx context.Context, run sortie.RunID, agent string, ref 
 	}
 	object, err := io.ReadAll(io.LimitReader(resp.Body, limit+1))
 	if err != nil {
-		return nil, s.wrap("read", ref.Key, err)
+		return nil, wrap(s.urls.Store, "read", ref.Key, err)
 	}
 	return Open(ctx, s.sealer, run, agent, ref, object)
 }
@@ -186,6 +186,12 @@ func (s *URLStore) Sweep(context.Context, func(context.Context, sortie.RunID) (b
 }
 
 func (s *URLStore) do(ctx context.Context, method, u string, body []byte) (*http.Response, error) {
+	return do(ctx, s.client, method, u, body)
+}
+
+// do sends method to the presigned URL u with body (none when nil); an
+// error never holds u.
+func do(ctx context.Context, client *http.Client, method, u string, body []byte) (*http.Response, error) {
 	req, err := http.NewRequestWithContext(ctx, method, u, bytes.NewReader(body))
 	if err != nil {
 		return nil, errors.New("bad URL")
@@ -195,7 +201,13 @@ func (s *URLStore) do(ctx context.Context, method, u string, body []byte) (*http
 	} else {
 		req.ContentLength = int64(len(body))
 	}
-	return s.client.Do(req)
+	return client.Do(req)
+}
+
+// noRedirects is the HTTP client of presigned URLs: it follows no
+// redirect.
+func noRedirects() *http.Client {
+	return &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
 }
 
 func drain(resp *http.Response) {
@@ -203,23 +215,24 @@ func drain(resp *http.Response) {
 	resp.Body.Close()
 }
 
-// wrap is a failed request's error without its URL (a *url.Error names
-// it): context errors unchanged, anything else ErrUnavailable.
-func (s *URLStore) wrap(op, key string, err error) error {
+// wrap is a failed request's error in store without its URL (a
+// *url.Error names it): context errors unchanged, anything else
+// ErrUnavailable.
+func wrap(store, op, key string, err error) error {
 	var ue *url.Error
 	if errors.As(err, &ue) {
 		err = ue.Err
 	}
 	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
-		return fmt.Errorf("payload store %q: %s %s: %w", s.urls.Store, op, key, err)
+		return fmt.Errorf("payload store %q: %s %s: %w", store, op, key, err)
 	}
-	return fmt.Errorf("payload store %q: %s %s: %v: %w", s.urls.Store, op, key, err, sortie.ErrUnavailable)
+	return fmt.Errorf("payload store %q: %s %s: %v: %w", store, op, key, err, sortie.ErrUnavailable)
 }
 
-// status maps an answer other than success (Get maps a 404 to [Missing]
-// first): 404 to ErrNotFound, 403 (an
-// expired or refused URL) permanent, 429 and 5xx to ErrUnavailable.
-func (s *URLStore) status(op, key string, resp *http.Response) error {
+// status maps an answer of store other than success (Get maps a 404 to
+// [Missing] first): 404 to ErrNotFound, 403 (an expired or refused URL)
+// permanent, 429 and 5xx to ErrUnavailable.
+func status(store, op, key string, resp *http.Response) error {
 	var sentinel error
 	switch {
 	case resp.StatusCode == http.StatusNotFound:
@@ -227,7 +240,7 @@ func (s *URLStore) status(op, key string, resp *http.Response) error {
 	case resp.StatusCode == http.StatusTooManyRequests || resp.StatusCode >= 500:
 		sentinel = sortie.ErrUnavailable
 	default:
-		return fmt.Errorf("payload store %q: %s %s: HTTP %d (the attempt's URL was refused: expired, or not granted)", s.urls.Store, op, key, resp.StatusCode)
+		return fmt.Errorf("payload store %q: %s %s: HTTP %d (the URL was refused: expired, or not granted)", store, op, key, resp.StatusCode)
 	}
-	return fmt.Errorf("payload store %q: %s %s: HTTP %d: %w", s.urls.Store, op, key, resp.StatusCode, sentinel)
+	return fmt.Errorf("payload store %q: %s %s: HTTP %d: %w", store, op, key, resp.StatusCode, sentinel)
 }
