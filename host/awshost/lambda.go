@@ -77,9 +77,10 @@ func FromEnv(env *fnlambda.Env) Config {
 // invocation (functions.Worker.PayloadURLs: net/http and the keyring, no
 // S3 client); in reconciler mode the same handler with an
 // engine factory launching on env's worker function, which grants each
-// attempt it launches the payload URLs of env's PayloadBucket (see
-// payloadGranter); in trigger mode the
-// rules of env's TriggerRules routing events to runs of agents. The host
+// attempt it launches the payload URLs of env's PayloadBucket and
+// deletes the objects of the runs its retention expires (see
+// payloadURLs); in trigger mode the rules of env's TriggerRules routing
+// events to runs of agents, launched with the same payload URLs. The host
 // stays open for the life of the process. A configuration error is a
 // [*sortie.ValidationError] naming the environment variable.
 func Function(ctx context.Context, env *fnlambda.Env, reg *functions.Registry, agents sortie.AgentCatalog, log *slog.Logger) (Handler, error) {
@@ -105,14 +106,12 @@ func Function(ctx context.Context, env *fnlambda.Env, reg *functions.Registry, a
 		if err != nil {
 			return nil, envError(err)
 		}
-		sealer, err := h.payloadGranter(env)
-		if err != nil {
+		opts := sortie.EngineOptions{Logger: log}
+		if err := h.payloadURLs(env, &opts); err != nil {
 			return nil, envError(err)
 		}
 		// The reconciler needs no agents: runs carry their manifest.
-		fh.NewEngine = func() *sortie.Engine {
-			return h.newEngine(l, sortie.Agents{}, sortie.EngineOptions{Logger: log, Sealer: sealer})
-		}
+		fh.NewEngine = func() *sortie.Engine { return h.newEngine(l, sortie.Agents{}, opts) }
 	}
 	return func(ctx context.Context, event json.RawMessage) (any, error) {
 		resp, err := fh.Invoke(ctx, event)
@@ -124,7 +123,12 @@ func Function(ctx context.Context, env *fnlambda.Env, reg *functions.Registry, a
 }
 
 // triggerHandler is the trigger mode's handler: env's rules route events
-// to runs of agents, launched on env's worker function.
+// to runs of agents, launched on env's worker function; with env's
+// PayloadBucket each attempt is granted its payload URLs (payloadURLs),
+// so its worker writes a result over the inline limit by reference. The
+// trigger holds no store to write variables to: an event whose
+// variables are over sortie.MaxVariablesBytes is rejected at submit,
+// naming the limit.
 func (h *Host) triggerHandler(env *fnlambda.Env, agents sortie.AgentCatalog, log *slog.Logger) (Handler, error) {
 	rules, err := triggers.LoadRules(env.TriggerRules)
 	if err == nil {
@@ -136,6 +140,9 @@ func (h *Host) triggerHandler(env *fnlambda.Env, agents sortie.AgentCatalog, log
 	opts := sortie.EngineOptions{Logger: log, Models: env.Models}
 	if env.ConfigRefs != nil {
 		opts.ConfigRefs = env.ConfigRefs
+	}
+	if err := h.payloadURLs(env, &opts); err != nil {
+		return nil, envError(err)
 	}
 	engine, err := h.Engine(agents, opts)
 	if err != nil {
