@@ -59,12 +59,16 @@ const (
 	EnvTriggerRules = "SORTIE_TRIGGER_RULES"
 	// EnvPayloadBucket is the payload store's bucket URL, as hosts take
 	// it (s3://BUCKET?region=REGION, terraform/aws's payload_bucket_url):
-	// in reconciler mode, the attempts the function relaunches are
-	// granted presigned URLs of their objects (package payload/s3presign
-	// signs them with the function's credentials), sealed with the
-	// keyring. Optional; without it they get none, and an attempt of a
+	// in reconciler and trigger mode, the attempts the function launches
+	// are granted presigned URLs of their objects (package
+	// payload/s3presign signs them with the function's credentials),
+	// sealed with the keyring, and the reconciler's retention
+	// ([EnvRetention]) deletes an expired run's objects through DELETE
+	// URLs it signs. Optional; without it they get none: an attempt of a
 	// run that keeps payloads by reference fails with error type
-	// "payload". It needs [EnvKMSKeys].
+	// "payload", a result over the inline limit fails its attempt, and
+	// expired runs' objects are left to the bucket's lifecycle rule. It
+	// needs [EnvKMSKeys].
 	EnvPayloadBucket = "SORTIE_PAYLOAD_BUCKET"
 	// EnvMaxPayloadBytes is the payload store's per-payload maximum in
 	// bytes, 1 to 1 GiB: the hosts' --max-payload-bytes. Optional;
@@ -73,8 +77,9 @@ const (
 	// EnvRetention is the reconciler's retention, the hosts' variable
 	// (sortie.EnvRetention; a literal, which terraform's test reads): a
 	// Go duration such as "720h"; each scheduled reconcile then deletes
-	// the terminal runs last updated longer ago. Optional; unset keeps
-	// runs forever.
+	// the terminal runs last updated longer ago, and their payload
+	// objects with [EnvPayloadBucket]. Optional; unset keeps runs
+	// forever.
 	EnvRetention = "SORTIE_RETENTION"
 )
 

@@ -74,10 +74,12 @@ type Handler struct {
 	// events are refused.
 	NewEngine func() *sortie.Engine
 	// Retention, when set, makes each scheduled reconcile delete the
-	// terminal runs last updated longer ago (sortie.Engine.ExpireAll;
-	// their payload objects are left to the host's payload sweep and the
-	// bucket's lifecycle rule: the function holds no storage client).
-	// Optional; 0 keeps runs forever.
+	// terminal runs last updated longer ago (sortie.Engine.ExpireAll)
+	// with the payload objects NewEngine's ObjectDeleter names (host/
+	// awshost gives it one with the payload bucket: every object the run
+	// references, and each attempt's result and checkpoint), before each
+	// run's record; an object it fails to delete, or cannot name, is left
+	// to the bucket's lifecycle rule. Optional; 0 keeps runs forever.
 	Retention time.Duration
 	// Logger receives the handler's logs. Optional; defaults to slog.Default().
 	Logger *slog.Logger
