@@ -2,6 +2,8 @@ package terraform
 
 import (
 	"maps"
+	"os"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -172,7 +174,8 @@ func checkAWSPayloadGrants(t *testing.T, m *module, bucket string) {
 	if list != nil {
 		want["ListPayloads"] = grant{Actions: list, Resources: []string{bucket + ".arn"}}
 	}
-	for doc, w := range map[string]map[string]grant{"payload_objects": wantObjects, "payloads": want} {
+	wantDeletes := map[string]grant{"DeletePayloads": {Actions: presignedDeletes(t, signed), Resources: objects}}
+	for doc, w := range map[string]map[string]grant{"payload_objects": wantObjects, "payloads": want, "payload_deletes": wantDeletes} {
 		if d := cmp.Diff(w, m.policy(t, doc)); d != "" {
 			t.Errorf("data.aws_iam_policy_document.%s differs from what package payload calls (-want +module):\n%s", doc, d)
 		}
@@ -182,6 +185,8 @@ func checkAWSPayloadGrants(t *testing.T, m *module, bucket string) {
 		"host_payloads":              {"aws_iam_role.host[each.key].id", "data.aws_iam_policy_document.payloads[0].json", hosts},
 		"host_payload_objects":       {"aws_iam_role.host[each.key].id", "data.aws_iam_policy_document.payload_objects[0].json", hosts},
 		"reconciler_payload_objects": {"aws_iam_role.reconciler.id", "data.aws_iam_policy_document.payload_objects[0].json", "var.payload_store ? 1 : 0"},
+		"reconciler_payload_deletes": {"aws_iam_role.reconciler.id", "data.aws_iam_policy_document.payload_deletes[0].json", "var.payload_store ? 1 : 0"},
+		"trigger_payload_objects":    {"aws_iam_role.trigger.id", "data.aws_iam_policy_document.payload_objects[0].json", "var.payload_store ? 1 : 0"},
 	}
 	for _, name := range m.ofType("resource", "aws_iam_role_policy") {
 		b := m.block(t, "resource", "aws_iam_role_policy", name)
@@ -189,7 +194,7 @@ func checkAWSPayloadGrants(t *testing.T, m *module, bucket string) {
 		if w, ok := attached[name]; ok && !slices.Equal(got, w) {
 			t.Errorf("aws_iam_role_policy.%s (role, policy, for_each/count) = %q, want %q", name, got, w)
 		} else if !ok && strings.Contains(got[1], "payload") {
-			t.Errorf("aws_iam_role_policy.%s grants the payload bucket: only hosts and the reconciler reach it (workers use presigned URLs)", name)
+			t.Errorf("aws_iam_role_policy.%s grants the payload bucket: only hosts, the reconciler and the trigger reach it (workers use presigned URLs)", name)
 		}
 		delete(attached, name)
 	}
@@ -198,21 +203,44 @@ func checkAWSPayloadGrants(t *testing.T, m *module, bucket string) {
 	}
 }
 
-// checkReconcilerPayloadURL checks only the reconciler function gets the
-// bucket's URL (it signs the URLs of the attempts it relaunches).
+// checkReconcilerPayloadURL checks the functions that launch attempts,
+// the reconciler and the trigger, get the bucket's URL (they sign the
+// URLs of the attempts they launch), and the worker does not.
 func checkReconcilerPayloadURL(t *testing.T, m *module) {
 	t.Helper()
 	for _, name := range m.ofType("resource", "aws_lambda_function") {
 		env := map[string]string{}
 		m.envMap(t, child(t, m.block(t, "resource", "aws_lambda_function", name), "environment").Attributes["variables"].Expr, env)
 		want := ""
-		if name == "reconciler" {
+		if name == "reconciler" || name == "trigger" {
 			want = "local.payload_bucket_url"
 		}
 		if got := env[lambdafn.EnvPayloadBucket]; got != want {
-			t.Errorf("aws_lambda_function.%s: %s = %q, want %q (only the reconciler signs payload URLs)", name, lambdafn.EnvPayloadBucket, got, want)
+			t.Errorf("aws_lambda_function.%s: %s = %q, want %q (the reconciler and the trigger sign payload URLs, the worker uses them)", name, lambdafn.EnvPayloadBucket, got, want)
 		}
 	}
+}
+
+// presignedDeletes returns the S3 actions of the URLs package
+// payload/s3presign signs (each x-id it sets, as "s3:ID") that are not
+// in signed: what a DELETE URL does, which only the reconciler's
+// retention signs.
+func presignedDeletes(t *testing.T, signed []string) []string {
+	t.Helper()
+	src, err := os.ReadFile("../payload/s3presign/s3presign.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, m := range regexp.MustCompile(`q\.Set\("x-id", "(\w+)"\)`).FindAllStringSubmatch(string(src), -1) {
+		if a := "s3:" + m[1]; !slices.Contains(signed, a) {
+			out = append(out, a)
+		}
+	}
+	if len(out) == 0 {
+		t.Fatal("package payload/s3presign sets no x-id beyond GET and PUT; this test no longer sees which URLs it signs")
+	}
+	return out
 }
 
 // TestGCPPayloadBucket checks the payload store's Cloud Storage bucket

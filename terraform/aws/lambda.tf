@@ -89,13 +89,14 @@ resource "aws_lambda_function" "reconciler" {
 
   environment {
     # With the payload store, the attempts it relaunches get presigned
-    # URLs of the bucket, as a host's do (it signs them: see payloads.tf).
+    # URLs of the bucket, as a host's do, and its retention deletes the
+    # objects of the runs it expires (it signs the URLs: see payloads.tf).
     variables = merge(local.common_env, {
       SORTIE_LAMBDA_MODE            = "reconciler"
       SORTIE_WORKER_FUNCTION        = aws_lambda_function.worker.arn
       SORTIE_WORKER_MAX_EVENT_AGE_S = tostring(var.worker_max_event_age_s)
       SORTIE_RETENTION              = var.run_retention
-    }, { for k, v in { SORTIE_PAYLOAD_BUCKET = local.payload_bucket_url } : k => v if v != null })
+    }, local.payload_env)
   }
 
   logging_config {
@@ -119,13 +120,16 @@ resource "aws_lambda_function" "trigger" {
   reserved_concurrent_executions = var.trigger_reserved_concurrency
 
   environment {
+    # With the payload store, the attempts it launches get presigned URLs
+    # of the bucket (it signs them: see payloads.tf), so a result over
+    # the inline limit is kept by reference.
     variables = merge(local.common_env, {
       SORTIE_LAMBDA_MODE            = "trigger"
       SORTIE_WORKER_FUNCTION        = aws_lambda_function.worker.arn
       SORTIE_TRIGGER_RULES          = var.trigger_rules_file
       SORTIE_WORKER_MAX_EVENT_AGE_S = tostring(var.worker_max_event_age_s)
       SORTIE_CONFIG_REFS            = var.config_refs
-    })
+    }, local.payload_env)
   }
 
   logging_config {

@@ -9,14 +9,20 @@
 # function gets none: it reads variables and writes results through the
 # presigned URLs its host signs per attempt (payload/sealed's Granter),
 # sealed into the invocation, which act with the signer's grants. The
-# reconciler function signs them too, for the attempts it relaunches
-# (SORTIE_PAYLOAD_BUCKET; package payload/s3presign): it gets GetObject
-# and PutObject under runs/ and the bucket key (payload_objects), nothing
-# else.
+# reconciler and trigger functions sign them too, for the attempts they
+# launch (SORTIE_PAYLOAD_BUCKET; package payload/s3presign): they get
+# GetObject and PutObject under runs/ and the bucket key
+# (payload_objects); the reconciler also DeleteObject under runs/
+# (payload_deletes), for the objects of the runs its retention expires,
+# which it deletes through DELETE URLs it signs. Nothing else.
 locals {
   payload_prefix = "runs/"
-  # The store's URL, as hosts and the reconciler function take it.
+  # The store's URL, as hosts and the reconciler and trigger functions
+  # take it.
   payload_bucket_url = var.payload_store ? "s3://${aws_s3_bucket.payloads[0].bucket}?region=${data.aws_region.current.name}" : null
+  # The environment of the functions that launch attempts: the bucket's
+  # URL, or nothing without the store.
+  payload_env = { for k, v in { SORTIE_PAYLOAD_BUCKET = local.payload_bucket_url } : k => v if v != null }
 }
 
 resource "aws_s3_bucket" "payloads" {
@@ -107,8 +113,9 @@ resource "aws_s3_bucket_policy" "payloads" {
 # does as its signer: GetObject (reads and attributes, GET URLs) and
 # PutObject (writes, multipart parts included, PUT URLs); with SSE-KMS,
 # S3 asks KMS for the bucket key as the caller, with the bucket's ARN as
-# encryption context. For hosts and for the reconciler function, which
-# signs the URLs of the attempts it relaunches (payload/s3presign).
+# encryption context. For hosts and for the reconciler and trigger
+# functions, which sign the URLs of the attempts they launch
+# (payload/s3presign).
 data "aws_iam_policy_document" "payload_objects" {
   count = var.payload_store ? 1 : 0
   statement {
@@ -125,6 +132,19 @@ data "aws_iam_policy_document" "payload_objects" {
       variable = "kms:EncryptionContext:aws:s3:arn"
       values   = [aws_s3_bucket.payloads[0].arn]
     }
+  }
+}
+
+# What a presigned DELETE URL does as its signer: DeleteObject under
+# runs/ (no KMS: deleting decrypts nothing). For the reconciler
+# function, whose retention deletes an expired run's objects through
+# DELETE URLs it signs (payload/sealed's Deleter); it lists nothing.
+data "aws_iam_policy_document" "payload_deletes" {
+  count = var.payload_store ? 1 : 0
+  statement {
+    sid       = "DeletePayloads"
+    actions   = ["s3:DeleteObject"]
+    resources = ["${aws_s3_bucket.payloads[0].arn}/${local.payload_prefix}*"]
   }
 }
 
@@ -168,5 +188,19 @@ resource "aws_iam_role_policy" "reconciler_payload_objects" {
   count  = var.payload_store ? 1 : 0
   name   = "sortie-reconciler-payload-objects"
   role   = aws_iam_role.reconciler.id
+  policy = data.aws_iam_policy_document.payload_objects[0].json
+}
+
+resource "aws_iam_role_policy" "reconciler_payload_deletes" {
+  count  = var.payload_store ? 1 : 0
+  name   = "sortie-reconciler-payload-deletes"
+  role   = aws_iam_role.reconciler.id
+  policy = data.aws_iam_policy_document.payload_deletes[0].json
+}
+
+resource "aws_iam_role_policy" "trigger_payload_objects" {
+  count  = var.payload_store ? 1 : 0
+  name   = "sortie-trigger-payload-objects"
+  role   = aws_iam_role.trigger.id
   policy = data.aws_iam_policy_document.payload_objects[0].json
 }

@@ -233,13 +233,13 @@ variable "gcp_token_audience" {
 
 variable "payload_store" {
   type        = bool
-  description = "Create the payload store's S3 bucket (output payload_bucket_url, SORTIE_PAYLOAD_BUCKET or sortie serve --payload-bucket), which keeps variables and results over their inline limits, with object access under runs/ for the host roles and GetObject/PutObject for the reconciler function, which sign the workers' presigned URLs. False creates none."
+  description = "Create the payload store's S3 bucket (output payload_bucket_url, SORTIE_PAYLOAD_BUCKET or sortie serve --payload-bucket), which keeps variables and results over their inline limits, with object access under runs/ for the host roles, GetObject/PutObject for the reconciler and trigger functions, which sign the workers' presigned URLs, and DeleteObject for the reconciler, whose retention deletes expired runs' objects. False creates none."
   default     = true
 }
 
 variable "run_retention" {
   type        = string
-  description = "How long a terminal run is kept after its last update, a Go duration such as \"720h\" (SORTIE_RETENTION of the reconciler function; give hosts the same --retention): each scheduled reconcile deletes older runs. Empty keeps runs forever. Keep payload_retention_days above it."
+  description = "How long a terminal run is kept after its last update, a Go duration such as \"720h\" (SORTIE_RETENTION of the reconciler function; give hosts the same --retention): each scheduled reconcile deletes older runs with the payload objects they name. Empty keeps runs forever. Keep payload_retention_days above it."
   default     = ""
   validation {
     condition     = var.run_retention == "" || can(regex("^([0-9]+(\\.[0-9]+)?(h|m|s))+$", var.run_retention))
@@ -249,7 +249,7 @@ variable "run_retention" {
 
 variable "payload_retention_days" {
   type        = number
-  description = "Days after which the payload bucket's lifecycle rule deletes objects under runs/: the backstop of the store's own deletes (a run deleted or expired, the orphan sweep). Keep it above the longest retention of a run."
+  description = "Days after which the payload bucket's lifecycle rule deletes objects under runs/: the backstop of the store's own deletes (a run deleted or expired by a host or the reconciler, the hosts' orphan sweep) for objects they could not delete or name. Keep it above the longest retention of a run."
   default     = 30
   validation {
     condition     = var.payload_retention_days >= 1 && floor(var.payload_retention_days) == var.payload_retention_days
