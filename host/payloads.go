@@ -26,7 +26,7 @@ const PayloadDir = "payloads"
 // store.
 const (
 	// EnvPayloadBucket is Config.PayloadBucket (the Lambda reconciler
-	// function's variable too).
+	// and trigger functions' variable too).
 	EnvPayloadBucket = fnlambda.EnvPayloadBucket
 	// EnvMaxPayloadBytes is Config.PayloadLimits.MaxPayloadBytes.
 	EnvMaxPayloadBytes = fnlambda.EnvMaxPayloadBytes

@@ -26,7 +26,8 @@
 // variables and a PUT URL for its result, sealed into the invocation with
 // the keyring the workers hold (which also seals the objects); the worker
 // uses package payload/sealed's URLStore, which applies the same rule
-// (size, SHA-256, envelope) as [Store]. The Lambda reconciler function
-// grants the same URLs with package payload/s3presign's signer instead of
-// a bucket.
+// (size, SHA-256, envelope) as [Store]. The Lambda reconciler and
+// trigger functions grant the same URLs with package payload/s3presign's
+// signer instead of a bucket, and the reconciler deletes expired runs'
+// objects through its DELETE URLs (payload/sealed's Deleter).
 package payload

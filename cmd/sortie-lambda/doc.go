@@ -10,9 +10,11 @@
 // worker reads and writes them through the presigned URLs the host seals
 // into each invocation, opened with the KMS keyring (package
 // payload/sealed, net/http alone: no S3 client in the bootstrap). With
-// SORTIE_PAYLOAD_BUCKET the reconciler grants the attempts it relaunches
-// the same URLs, signed with its credentials by package
-// payload/s3presign (the SDK's SigV4 signer alone).
+// SORTIE_PAYLOAD_BUCKET the reconciler and the trigger grant the
+// attempts they launch the same URLs, signed with their credentials by
+// package payload/s3presign (the SDK's SigV4 signer alone), and the
+// reconciler's retention (SORTIE_RETENTION) deletes an expired run's
+// objects through DELETE URLs it signs the same way.
 //
 // With OTEL_EXPORTER_OTLP_ENDPOINT (or OTEL_EXPORTER_OTLP_TRACES_ENDPOINT)
 // set, it exports its spans over OTLP/HTTP (package host/telemetry) and

@@ -42,7 +42,10 @@
 // drained 100 runs a pass in one invocation, and a retry whose backoff
 // ends within the invocation is launched by it. A retry due later waits
 // for the next scheduled event (the schedule is the reconciler interval on
-// AWS: a backoff shorter than it becomes up to one interval).
+// AWS: a backoff shorter than it becomes up to one interval). With
+// [EnvRetention] each scheduled event also deletes the terminal runs last
+// updated longer ago, and with [EnvPayloadBucket] the payload objects
+// each names first (see [Handler.Retention]).
 //
 // The configuration comes from the environment only, never from an event;
 // the names are the Env* constants.
