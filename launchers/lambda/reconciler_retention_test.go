@@ -21,15 +21,16 @@ import (
 // returns the run's ID and the keys of its objects.
 func storeRun(t *testing.T, cp sortie.ControlPlane, store *payload.Store, endMs int64) (sortie.RunID, []string) {
 	t.Helper()
-	ctx := t.Context()
 	t0 := endMs - int64(10*time.Minute/time.Millisecond)
 	run := controlplanetest.NewRun(t0)
 	run.Policy.MaxAttempts, run.Policy.BackoffMs = 2, 1000
+	var keys []string
 	put := func(name string, n int) *sortie.PayloadRef {
-		ref, err := store.Put(ctx, run.ID, run.Agent.Name, name, "value", []byte(`"`+strings.Repeat("p", n)+`"`))
+		ref, err := store.Put(t.Context(), run.ID, run.Agent.Name, name, "value", []byte(`"`+strings.Repeat("p", n)+`"`))
 		if err != nil {
 			t.Fatalf("Put(%s) = %v", name, err)
 		}
+		keys = append(keys, ref.Key)
 		return ref
 	}
 	run.Variables, run.VariablesRef = nil, put("variables", 5<<20)
@@ -37,44 +38,37 @@ func storeRun(t *testing.T, cp sortie.ControlPlane, store *payload.Store, endMs 
 	put(sortie.CheckpointPayloadName(1), 1<<10)
 	step := sortie.Step{Name: "fetch", Attempt: 1, Status: sortie.StepCompleted, ResultRef: put(sortie.StepPayloadName("fetch", 1), 300<<10),
 		StartedMs: t0 + 2, DurationMs: 1, Tries: 1}
-	result := put(sortie.ResultPayloadName(2), 5<<20)
-	lid1, lid2 := sortie.NewLaunchID(), sortie.NewLaunchID()
-	_, _, err := cp.Reserve(ctx, &sortie.Reservation{Run: run, NowMs: t0, LaunchID: lid1})
-	for _, f := range []func() error{
-		func() error { _, err := cp.Claim(ctx, sortie.Claim{RunID: run.ID, Attempt: 1, LaunchID: lid1, NowMs: t0 + 1}); return err },
-		func() error {
-			_, err := cp.RecordStep(ctx, sortie.StepRecord{RunID: run.ID, Attempt: 1, LaunchID: lid1, Step: step, NowMs: t0 + 3})
-			return err
-		},
-		func() error {
-			_, err := cp.Finish(ctx, sortie.Finish{RunID: run.ID, Attempt: 1, LaunchID: lid1, NowMs: t0 + 4,
-				Outcome: sortie.Outcome{Error: &sortie.ErrorMessage{Type: "test", Message: "retry", Retryable: true}}})
-			return err
-		},
-		func() error {
-			_, err := cp.RecordLaunch(ctx, sortie.Launch{RunID: run.ID, Attempt: 2, LaunchID: lid2, NowMs: endMs - 3})
-			return err
-		},
-		func() error { _, err := cp.Claim(ctx, sortie.Claim{RunID: run.ID, Attempt: 2, LaunchID: lid2, NowMs: endMs - 2}); return err },
-		func() error {
-			_, err := cp.Finish(ctx, sortie.Finish{RunID: run.ID, Attempt: 2, LaunchID: lid2, NowMs: endMs, Outcome: sortie.Outcome{ResultRef: result}})
-			return err
-		},
-	} {
-		if err != nil {
-			break
-		}
-		err = f()
-	}
-	if err != nil {
-		t.Fatalf("store a run of two attempts that ended at %d: %v", endMs, err)
-	}
-	var keys []string
-	for _, name := range []string{"variables", sortie.ResultPayloadName(1), sortie.CheckpointPayloadName(1), sortie.StepPayloadName("fetch", 1), sortie.ResultPayloadName(2)} {
-		keys = append(keys, payload.Key(run.ID, name))
-	}
+	recordAttempts(t, cp, run, step, put(sortie.ResultPayloadName(2), 5<<20), t0, endMs)
 	slices.Sort(keys)
 	return run.ID, keys
+}
+
+// recordAttempts records run from t0: attempt 1 records step and fails,
+// retryable; attempt 2 completes at endMs with result.
+func recordAttempts(t *testing.T, cp sortie.ControlPlane, run *sortie.Run, step sortie.Step, result *sortie.PayloadRef, t0, endMs int64) {
+	t.Helper()
+	ctx := t.Context()
+	must := func(what string, err error) {
+		if err != nil {
+			t.Fatalf("store a run of two attempts: %s: %v", what, err)
+		}
+	}
+	lid1, lid2 := sortie.NewLaunchID(), sortie.NewLaunchID()
+	_, _, err := cp.Reserve(ctx, &sortie.Reservation{Run: run, NowMs: t0, LaunchID: lid1})
+	must("Reserve", err)
+	_, err = cp.Claim(ctx, sortie.Claim{RunID: run.ID, Attempt: 1, LaunchID: lid1, NowMs: t0 + 1})
+	must("Claim(1)", err)
+	_, err = cp.RecordStep(ctx, sortie.StepRecord{RunID: run.ID, Attempt: 1, LaunchID: lid1, Step: step, NowMs: t0 + 3})
+	must("RecordStep", err)
+	_, err = cp.Finish(ctx, sortie.Finish{RunID: run.ID, Attempt: 1, LaunchID: lid1, NowMs: t0 + 4,
+		Outcome: sortie.Outcome{Error: &sortie.ErrorMessage{Type: "test", Message: "retry", Retryable: true}}})
+	must("Finish(1)", err)
+	_, err = cp.RecordLaunch(ctx, sortie.Launch{RunID: run.ID, Attempt: 2, LaunchID: lid2, NowMs: endMs - 3})
+	must("RecordLaunch(2)", err)
+	_, err = cp.Claim(ctx, sortie.Claim{RunID: run.ID, Attempt: 2, LaunchID: lid2, NowMs: endMs - 2})
+	must("Claim(2)", err)
+	_, err = cp.Finish(ctx, sortie.Finish{RunID: run.ID, Attempt: 2, LaunchID: lid2, NowMs: endMs, Outcome: sortie.Outcome{ResultRef: result}})
+	must("Finish(2)", err)
 }
 
 // The reconciler function with a retention (SORTIE_RETENTION) and the
