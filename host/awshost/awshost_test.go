@@ -122,16 +122,19 @@ func TestEngineNeedsFunction(t *testing.T) {
 	}
 }
 
-// The reconciler function refuses, at start, a payload bucket URL its
-// URL signer cannot follow, naming the variable and the parameter.
-func TestReconcilerRefusesABucketItCannotSign(t *testing.T) {
-	env := &fnlambda.Env{Mode: fnlambda.ModeReconciler, Table: "runs", WorkerFunction: "worker",
-		Keys:          [][2]string{{"k1", "arn:aws:kms:eu-west-1:111122223333:key/1234abcd-12ab-34cd-56ef-1234567890ab"}},
-		PayloadBucket: "s3://payloads?region=eu-west-1&profile=dev"}
-	_, err := awshost.Function(t.Context(), env, builtin.Registry(), builtin.Agents(), nil)
-	var ve *sortie.ValidationError
-	if !errors.As(err, &ve) || ve.Field != fnlambda.EnvPayloadBucket || !strings.Contains(err.Error(), "profile") {
-		t.Errorf("Function(reconciler, bucket URL with profile=) = %v, want a *sortie.ValidationError naming %s and the parameter", err, fnlambda.EnvPayloadBucket)
+// The reconciler and trigger functions refuse, at start, a payload
+// bucket URL their URL signer cannot follow, naming the variable and the
+// parameter.
+func TestFunctionsRefuseABucketTheyCannotSign(t *testing.T) {
+	for _, mode := range []string{fnlambda.ModeReconciler, fnlambda.ModeTrigger} {
+		env := &fnlambda.Env{Mode: mode, Table: "runs", WorkerFunction: "worker", TriggerRules: "../../examples/triggers/rules.json",
+			Keys:          [][2]string{{"k1", "arn:aws:kms:eu-west-1:111122223333:key/1234abcd-12ab-34cd-56ef-1234567890ab"}},
+			PayloadBucket: "s3://payloads?region=eu-west-1&profile=dev"}
+		_, err := awshost.Function(t.Context(), env, builtin.Registry(), builtin.Agents(), nil)
+		var ve *sortie.ValidationError
+		if !errors.As(err, &ve) || ve.Field != fnlambda.EnvPayloadBucket || !strings.Contains(err.Error(), "profile") {
+			t.Errorf("Function(%s, bucket URL with profile=) = %v, want a *sortie.ValidationError naming %s and the parameter", mode, err, fnlambda.EnvPayloadBucket)
+		}
 	}
 }
 
