@@ -13,11 +13,15 @@ import (
 // deleteURLLife is how long a DELETE URL lives: it is used at once.
 const deleteURLLife = time.Minute
 
+// maxAttempts bounds the attempts whose objects RunKeys names (a step's
+// attempt is at most 1000).
+const maxAttempts = 1000
+
 // RunKeys returns the keys of run's objects in the store named store that
 // can be named without listing the store, sorted, each once: every
 // payload run or its steps reference there (variables, result, resume
-// input, interrupt checkpoint, step results) and, for each attempt N the
-// run recorded, [sortie.ResultPayloadName](N) and
+// input, interrupt checkpoint, step results) and, for each attempt N up
+// to the run's last (at most 1000), [sortie.ResultPayloadName](N) and
 // [sortie.CheckpointPayloadName](N), which an attempt may have written
 // without the run recording it. A reference to another store or to an
 // object outside the run's (see [CheckRef]) is left out. Objects named
@@ -37,8 +41,12 @@ func RunKeys(store string, run *sortie.Run, steps []sortie.Step) []string {
 			keys = append(keys, ref.Key)
 		}
 	}
+	last := run.Attempt
 	for _, a := range run.Attempts {
-		keys = append(keys, Key(run.ID, sortie.ResultPayloadName(a.Number)), Key(run.ID, sortie.CheckpointPayloadName(a.Number)))
+		last = max(last, a.Number)
+	}
+	for n := 1; n <= min(last, maxAttempts); n++ {
+		keys = append(keys, Key(run.ID, sortie.ResultPayloadName(n)), Key(run.ID, sortie.CheckpointPayloadName(n)))
 	}
 	slices.Sort(keys)
 	return slices.Compact(keys)
