@@ -95,6 +95,25 @@ func (inv *Invocation) PayloadRefs() []*PayloadRef {
 	return slices.DeleteFunc(refs, func(r *PayloadRef) bool { return r == nil })
 }
 
+// StepResultRefs returns the references of the recorded steps' results
+// inv hands its attempt kept by reference ([Step.ResultRef]), in the
+// order of its steps: those of Steps, or, when the engine replaced them
+// with a StepsRef, those it kept on it (a StepsRef decoded from JSON has
+// none: only the engine that made it knows them). A host's [Sealer]
+// grants reads of them (package payload/sealed).
+func (inv *Invocation) StepResultRefs() []*PayloadRef {
+	if inv.StepsRef != nil {
+		return slices.Clone(inv.StepsRef.resultRefs)
+	}
+	var refs []*PayloadRef
+	for i := range inv.Steps {
+		if r := inv.Steps[i].ResultRef; r != nil {
+			refs = append(refs, r)
+		}
+	}
+	return refs
+}
+
 // validate checks the resume data's fields and limits.
 func (r *Resume) validate() error {
 	for _, p := range []struct {

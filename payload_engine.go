@@ -27,6 +27,24 @@ func StepPayloadName(name string, attempt int) string {
 	return fmt.Sprintf("step-%s-%d", hex.EncodeToString(sum[:16]), attempt)
 }
 
+// MaxStepSlots is the most step slots a host whose workers reach the
+// payload store only through presigned URLs (Lambda, Cloud Run) grants
+// one attempt: PUT URLs of the objects [StepSlotPayloadName](attempt, 0)
+// .. (attempt, MaxStepSlots-1), into which the attempt keeps, by
+// reference, the results of the steps it records over the inline limit
+// (a step's name, hence its [StepPayloadName], is not known when the
+// attempt is launched). The host grants fewer when more would take the
+// sealed URLs over [MaxSealedPayloadURLsBytes]. An attempt that has used
+// them all fails its next such step with a retryable error: the next
+// attempt replays the recorded steps and gets fresh slots.
+const MaxStepSlots = 8
+
+// StepSlotPayloadName is the payload name of step slot k (from 0) of
+// attempt, "step-slot-ATTEMPT-K" (see [MaxStepSlots]): the object a
+// worker reaching its store through presigned URLs keeps a step result
+// in by reference ([Step.ResultRef]).
+func StepSlotPayloadName(attempt, k int) string { return fmt.Sprintf("step-slot-%d-%d", attempt, k) }
+
 // variablesLimit is the largest variables object a submission may carry,
 // and what that limit is: the payload store's per-payload maximum, else
 // [MaxVariablesBytes].

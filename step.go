@@ -62,7 +62,9 @@ type Step struct {
 	Sealed json.RawMessage `json:"sealed,omitempty"`
 	// ResultRef is set instead of Result or Sealed for a result over
 	// [MaxStepResultBytes] (or whose sealed form is): the worker kept it
-	// in its [PayloadStore] as [StepPayloadName], sealed like every
+	// in its [PayloadStore] as [StepPayloadName] (a worker that reaches
+	// the store only through presigned URLs: in one of its attempt's
+	// slots, [StepSlotPayloadName]), sealed like every
 	// payload, so a secret step's reference holds no plaintext either.
 	ResultRef *PayloadRef `json:"result_ref,omitempty"`
 	// StartedMs is when the step's first try started, Unix ms.
@@ -230,4 +232,10 @@ type StepsRef struct {
 	Count int `json:"count"`
 	// Bytes is their results' size in all ([Step.Size]).
 	Bytes int `json:"bytes"`
+	// resultRefs are the references of the steps' results kept by
+	// reference, kept by the engine when it replaces [Invocation.Steps]
+	// with the StepsRef so that its [Sealer] can grant reads of them
+	// ([Invocation.StepResultRefs]). They never cross the wire: a worker
+	// reads the steps, references included, where it reports.
+	resultRefs []*PayloadRef
 }

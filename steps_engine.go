@@ -9,7 +9,9 @@ import (
 // withSteps hands inv the run's recorded steps: in the invocation when it
 // stays under the launcher's limit ([InvocationLimiter], else
 // [MaxInvocationBytes]), else as a [StepsRef] the worker resolves where it
-// reports. A first attempt has none to read.
+// reports, which keeps the references of the results kept by reference
+// for the engine's [Sealer] ([Invocation.StepResultRefs]). A first
+// attempt has none to read.
 func (e *Engine) withSteps(ctx context.Context, inv *Invocation) error {
 	if inv.Attempt == 1 {
 		return nil
@@ -32,6 +34,9 @@ func (e *Engine) withSteps(ctx context.Context, inv *Invocation) error {
 	ref := &StepsRef{Count: len(steps)}
 	for i := range steps {
 		ref.Bytes += steps[i].Size()
+		if r := steps[i].ResultRef; r != nil {
+			ref.resultRefs = append(ref.resultRefs, r)
+		}
 	}
 	inv.Steps, inv.StepsRef = nil, ref
 	return nil

@@ -37,6 +37,8 @@ type attempt struct {
 	payloads        sortie.PayloadStore // of payloadStore, once made
 	payloadKMS      int                 // key-management requests opening the payload URLs
 	stepBytes       atomic.Int64        // bytes of step results this attempt kept by reference
+	stepSlots       int                 // step slots its payload URLs grant (set with payloads)
+	slotsUsed       atomic.Int64        // step slots taken, in order (stepObject)
 	warmSteps       warmStepIO          // step objects its warm process read and wrote
 	steps           *journal
 	cancel          context.CancelCauseFunc

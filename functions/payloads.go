@@ -26,7 +26,8 @@ type PayloadURLOpener interface {
 
 // payloadStore returns the attempt's payload store, made once: a store
 // over the invocation's payload URLs when it carries them (package
-// payload/sealed), else the worker's Payloads (nil without one). URLs
+// payload/sealed; it sets the attempt's step slots), else the worker's
+// Payloads (nil without one). URLs
 // the worker cannot open refuse the attempt with error type "payload"
 // (retryable when the error wraps sortie.ErrUnavailable).
 func (a *attempt) payloadStore(ctx context.Context) (sortie.PayloadStore, *sortie.Outcome) {
@@ -54,6 +55,7 @@ func (a *attempt) payloadStore(ctx context.Context) (sortie.PayloadStore, *sorti
 		return nil, &o
 	}
 	a.payloads = metered(sealed.NewURLStore(urls, a.w.PayloadURLs, nil))
+	a.stepSlots = urls.StepSlots(a.inv.RunID, a.inv.Attempt)
 	return a.payloads, nil
 }
 

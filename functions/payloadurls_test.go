@@ -24,6 +24,13 @@ func urlKeyring(t *testing.T) *envelope.Config {
 // host signs, sealing with kr (urlKeyring).
 func urlStore(t *testing.T, kr *envelope.Config) *payload.Store {
 	t.Helper()
+	store, _ := urlBucket(t, kr)
+	return store
+}
+
+// urlBucket is urlStore with its server, whose objects a test reads.
+func urlBucket(t *testing.T, kr *envelope.Config) (*payload.Store, *s3test.Server) {
+	t.Helper()
 	t.Setenv("AWS_ACCESS_KEY_ID", "AKIDWORKERTEST")
 	t.Setenv("AWS_SECRET_ACCESS_KEY", "worker-test-secret")
 	t.Setenv("AWS_EC2_METADATA_DISABLED", "true")
@@ -33,7 +40,7 @@ func urlStore(t *testing.T, kr *envelope.Config) *payload.Store {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { b.Close() })
-	return store
+	return store, srv
 }
 
 // A worker with PayloadURLs reads an attempt's variables and stores its

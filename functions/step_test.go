@@ -22,6 +22,9 @@ type stepRig struct {
 	cp  *memory.ControlPlane
 	w   *Worker
 	run *sortie.Run
+	// granter, when set, grants each attempt payload URLs as a Lambda or
+	// Cloud Run host does (withURLs).
+	granter sortie.Sealer
 }
 
 func newStepRig(t *testing.T, h Handler) *stepRig {
@@ -67,6 +70,11 @@ func (r *stepRig) attempt(byRef bool) sortie.Outcome {
 		inv.StepsRef = &sortie.StepsRef{Count: len(steps)}
 	} else if len(steps) > 0 {
 		inv.Steps = steps
+	}
+	if r.granter != nil {
+		if err := r.granter.Seal(ctx, inv); err != nil {
+			r.t.Fatalf("grant attempt %d its payload URLs: %v", inv.Attempt, err)
+		}
 	}
 	o, err := r.w.Execute(ctx, inv, NewControlPlaneReporter(r.cp, inv, "test"))
 	if err != nil {

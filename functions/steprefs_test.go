@@ -44,8 +44,12 @@ func (r *stepRig) withPayloads(dir string, opts *payload.Options) {
 // about 500 KB, counting their runs, and fails attempt 1 after them; a
 // later attempt returns "same" when both results are byte for byte what
 // attempt 1's functions returned.
-func bigStepsHandler(runs *atomic.Int32) Handler {
-	plain, secret := bigText(stepCanary, 500<<10), bigText(secretCanary, 500<<10)
+func bigStepsHandler(runs *atomic.Int32) Handler { return largeStepsHandler(runs, 500<<10, 500<<10) }
+
+// largeStepsHandler is bigStepsHandler with a plain step of about
+// plainN bytes and a secret one of about secretN.
+func largeStepsHandler(runs *atomic.Int32, plainN, secretN int) Handler {
+	plain, secret := bigText(stepCanary, plainN), bigText(secretCanary, secretN)
 	return func(ctx context.Context, c *Call) (any, error) {
 		a, err := Step(ctx, c, "big", func(context.Context) (string, error) { runs.Add(1); return plain, nil })
 		if err != nil {
@@ -164,36 +168,6 @@ func TestLargeStepOverPayloadLimit(t *testing.T) {
 	}
 	if steps, err := r.cp.Steps(t.Context(), r.run.ID); err != nil || len(steps) != 0 {
 		t.Errorf("Steps = %+v, %v; want none recorded", steps, err)
-	}
-}
-
-// A worker that reaches its payload store only through its invocation's
-// URLs (Lambda, Cloud Run) refuses a step over the inline limit, naming
-// it, and records nothing; under the limit the step is recorded inline.
-func TestLargeStepOnURLWorker(t *testing.T) {
-	kr := urlKeyring(t)
-	store := urlStore(t, kr)
-	w, _ := newWorker(register(func(ctx context.Context, c *Call) (any, error) {
-		if _, err := c.Step(ctx, "small", func(context.Context) (any, error) { return "ok", nil }); err != nil {
-			return nil, err
-		}
-		return c.Step(ctx, "big", func(context.Context) (any, error) { return bigText(stepCanary, 100<<10), nil })
-	}))
-	w.PayloadURLs = kr
-	inv := testInvocation("go:h", "")
-	if err := payload.NewGranter(store, kr).Seal(t.Context(), inv); err != nil {
-		t.Fatal(err)
-	}
-	rep := newRecorder(t)
-	if _, err := w.Execute(t.Context(), inv, rep); err != nil {
-		t.Fatal(err)
-	}
-	e := rep.finished().Error
-	if e == nil || e.Retryable || !strings.Contains(e.Message, "sortie.MaxStepResultBytes") || !strings.Contains(e.Message, "URLs") {
-		t.Errorf("a 100 KB step on a URL worker finished with %+v, want a permanent error naming the inline limit and the URLs", e)
-	}
-	if len(rep.steps) != 1 || rep.steps[0].Name != "small" {
-		t.Errorf("recorded %+v, want only step \"small\"", rep.steps)
 	}
 }
 

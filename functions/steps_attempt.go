@@ -129,7 +129,7 @@ func (a *attempt) recordStep(ctx context.Context, st sortie.Step) (json.RawMessa
 	if err := a.keepStep(ctx, &st); err != nil {
 		return nil, err
 	}
-	if ref := st.ResultRef; ref != nil && ref.Key != sealed.Key(a.inv.RunID, sortie.StepPayloadName(st.Name, st.Attempt)) {
+	if ref := st.ResultRef; ref != nil && !a.stepKey(st, ref.Key) {
 		return nil, Permanent(sortie.Invalidf("step.result_ref", "step %q: key %.80q is not the step's object of this attempt", st.Name, ref.Key))
 	}
 	if err := st.Validate(); err != nil {
@@ -165,13 +165,29 @@ func (a *attempt) keepStep(ctx context.Context, st *sortie.Step) error {
 	return nil
 }
 
+// stepKey reports whether key may hold the result st, completed by this
+// attempt, keeps by reference: its [sortie.StepPayloadName], or one of
+// the attempt's step slots ([sortie.StepSlotPayloadName]).
+func (a *attempt) stepKey(st sortie.Step, key string) bool {
+	if key == sealed.Key(a.inv.RunID, sortie.StepPayloadName(st.Name, st.Attempt)) {
+		return true
+	}
+	for k := range sortie.MaxStepSlots {
+		if key == sealed.Key(a.inv.RunID, sortie.StepSlotPayloadName(a.inv.Attempt, k)) {
+			return true
+		}
+	}
+	return false
+}
+
 // storeStep keeps st's result, over sortie.MaxStepResultBytes inline (or
-// sealed), in the attempt's payload store as
-// sortie.StepPayloadName(name, attempt), sealed like every payload, and
-// leaves st naming it by reference. A result over the store's per-payload
-// limit, a worker without a store, and one that reaches its store only
-// through its invocation's URLs (Lambda, Cloud Run: they grant none for
-// steps) are refused with a permanent error naming the limit.
+// sealed), in the attempt's payload store, sealed like every payload, and
+// leaves st naming it by reference: as sortie.StepPayloadName(name,
+// attempt), or, on a worker that reaches its store only through its
+// invocation's URLs (Lambda, Cloud Run), in the attempt's next step slot
+// (stepObject). A result over the store's per-payload limit and a worker
+// without a store are refused with a permanent error naming the limit;
+// so are used-up slots, with a retryable one (stepObject).
 func (a *attempt) storeStep(ctx context.Context, st *sortie.Step) error {
 	n := len(st.Result)
 	limit, what := sortie.MaxStepResultBytes, "sortie.MaxStepResultBytes"
@@ -179,14 +195,22 @@ func (a *attempt) storeStep(ctx context.Context, st *sortie.Step) error {
 		limit, what = sortie.MaxSecretStepInlineBytes, "sortie.MaxSecretStepInlineBytes, for a secret step"
 	}
 	over := fmt.Sprintf("step %q: %d bytes of JSON, over the inline limit of %d (%s)", st.Name, n, limit, what)
-	if len(a.inv.SealedPayloadURLs) > 0 {
-		return Permanent(sortie.Invalidf("step.result", "%s; this worker reaches its payload store only through the URLs its host granted, which write no step results", over))
+	store, refused := a.payloadStore(ctx)
+	if refused != nil {
+		err := fmt.Errorf("%s; %s", over, refused.Error.Message)
+		if !refused.Error.Retryable {
+			err = Permanent(err)
+		}
+		return err
 	}
-	store, _ := a.payloadStore(ctx) // without URLs it refuses nothing
 	if store == nil {
 		return Permanent(sortie.Invalidf("step.result", "%s; this worker has no payload store for larger ones", over))
 	}
-	ref, err := store.Put(ctx, a.inv.RunID, a.inv.Agent.Name, sortie.StepPayloadName(st.Name, a.inv.Attempt), "step.result", st.Result)
+	name, err := a.stepObject(st, over)
+	if err != nil {
+		return err
+	}
+	ref, err := store.Put(ctx, a.inv.RunID, a.inv.Agent.Name, name, "step.result", st.Result)
 	if err != nil {
 		if errors.Is(err, sortie.ErrUnavailable) {
 			return fmt.Errorf("step %q: store its result: %w", st.Name, err)
@@ -196,6 +220,29 @@ func (a *attempt) storeStep(ctx context.Context, st *sortie.Step) error {
 	st.Result, st.Sealed, st.ResultRef = nil, nil, ref
 	a.stepBytes.Add(int64(n))
 	return nil
+}
+
+// stepObject returns the payload name st's result is kept under:
+// sortie.StepPayloadName(name, attempt), or, when the attempt reaches its
+// store through URLs, its next free step slot, taken at once (steps may
+// run concurrently). With every slot taken it returns a retryable error
+// naming sortie.MaxStepSlots: the next attempt replays the steps recorded
+// so far through its GET URLs and gets fresh slots, so a retry makes
+// progress. A host that granted no slot at all (the URLs of the steps
+// recorded by reference fill sortie.MaxSealedPayloadURLsBytes) will grant
+// none to a retry either: that error is permanent.
+func (a *attempt) stepObject(st *sortie.Step, over string) (string, error) {
+	if len(a.inv.SealedPayloadURLs) == 0 {
+		return sortie.StepPayloadName(st.Name, a.inv.Attempt), nil
+	}
+	if a.stepSlots == 0 {
+		return "", Permanent(fmt.Errorf("%s; this attempt's host granted it no step slot (the URLs that read the steps recorded by reference leave no room under sortie.MaxSealedPayloadURLsBytes)", over))
+	}
+	k := int(a.slotsUsed.Add(1)) - 1
+	if k >= a.stepSlots {
+		return "", fmt.Errorf("%s; this attempt has used all %d step slots its host granted (sortie.MaxStepSlots is %d): the next attempt replays the steps recorded so far and gets fresh slots", over, a.stepSlots, sortie.MaxStepSlots)
+	}
+	return sortie.StepSlotPayloadName(a.inv.Attempt, k), nil
 }
 
 // warmStepIO counts the step objects an attempt's warm process read and

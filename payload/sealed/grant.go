@@ -3,7 +3,6 @@ package sealed
 import (
 	"context"
 	"encoding/json"
-	"fmt"
 	"net/http"
 	"time"
 
@@ -83,17 +82,9 @@ func (g *Granter) Seal(ctx context.Context, inv *sortie.Invocation) error {
 	if err != nil {
 		return err
 	}
-	plain, err := EncodeURLs(urls)
+	sealed, err := g.sealURLs(ctx, inv, urls)
 	if err != nil {
 		return err
-	}
-	defer clear(plain)
-	sealed, err := g.SealPayloadURLs(ctx, inv, plain)
-	if err != nil {
-		return err
-	}
-	if len(sealed) > sortie.MaxSealedPayloadURLsBytes {
-		return fmt.Errorf("the payload URLs of run %s attempt %d are %d bytes sealed, over sortie.MaxSealedPayloadURLsBytes (%d)", inv.RunID, inv.Attempt, len(sealed), sortie.MaxSealedPayloadURLsBytes)
 	}
 	inv.SealedPayloadURLs = sealed
 	return nil
@@ -102,21 +93,30 @@ func (g *Granter) Seal(ctx context.Context, inv *sortie.Invocation) error {
 // Grant returns the URLs the attempt of inv is granted in the store s
 // signs for, valid until expiry (a minute to 7 days from now): a GET URL
 // for each payload of inv that store holds (its variables, a resumed
-// attempt's input and checkpoint), and a PUT URL for each object the
-// attempt may write: its result ([sortie.ResultPayloadName]) and its
-// interrupt's checkpoint ([sortie.CheckpointPayloadName]); nothing else.
-// Errors are the signer's.
+// attempt's input and checkpoint, and the results of its recorded steps
+// kept by reference, [sortie.Invocation.StepResultRefs]), a PUT URL for
+// each object the attempt may write: its result
+// ([sortie.ResultPayloadName]) and its interrupt's checkpoint
+// ([sortie.CheckpointPayloadName]), and PUT URLs of its
+// [sortie.MaxStepSlots] step slots ([sortie.StepSlotPayloadName]);
+// nothing else. [Granter.Seal] trims the slots, the last first, until the
+// sealed URLs fit [sortie.MaxSealedPayloadURLsBytes]. Errors are the
+// signer's.
 func Grant(ctx context.Context, s URLSigner, inv *sortie.Invocation, expiry time.Time) (*URLs, error) {
 	life := min(max(time.Until(expiry), time.Minute), maxURLLife)
 	urls := &URLs{Store: s.Name(), MaxPayloadBytes: s.Limits().MaxPayloadBytes, Get: map[string]string{}, Put: map[string]string{}}
-	for _, ref := range inv.PayloadRefs() {
+	for _, ref := range append(inv.PayloadRefs(), inv.StepResultRefs()...) {
 		if ref.Store == urls.Store {
 			if err := sign(ctx, s, urls.Get, http.MethodGet, ref.Key, life); err != nil {
 				return nil, err
 			}
 		}
 	}
-	for _, name := range []string{sortie.ResultPayloadName(inv.Attempt), sortie.CheckpointPayloadName(inv.Attempt)} {
+	names := []string{sortie.ResultPayloadName(inv.Attempt), sortie.CheckpointPayloadName(inv.Attempt)}
+	for k := range sortie.MaxStepSlots {
+		names = append(names, sortie.StepSlotPayloadName(inv.Attempt, k))
+	}
+	for _, name := range names {
 		if err := sign(ctx, s, urls.Put, http.MethodPut, Key(inv.RunID, name), life); err != nil {
 			return nil, err
 		}
