@@ -8,7 +8,8 @@ import (
 
 // withSteps hands inv the run's recorded steps: in the invocation when it
 // stays under the launcher's limit ([InvocationLimiter], else
-// [MaxInvocationBytes]), else as a [StepsRef] the worker resolves where it
+// [MaxInvocationBytes]) with room for its report and what the engine's
+// Sealer adds ([SealReserver]), else as a [StepsRef] the worker resolves where it
 // reports, which keeps the references of the results kept by reference
 // for the engine's [Sealer] ([Invocation.StepResultRefs]). A first
 // attempt has none to read.
@@ -28,7 +29,7 @@ func (e *Engine) withSteps(ctx context.Context, inv *Invocation) error {
 	if err != nil {
 		return fmt.Errorf("encode the invocation of run %s: %w", inv.RunID, err)
 	}
-	if limit, _ := e.invocationLimit(); len(b)+reportReserveBytes+launchSlackBytes <= limit {
+	if limit, _ := e.invocationLimit(); len(b)+reportReserveBytes+launchSlackBytes+e.sealReserve() <= limit {
 		return nil
 	}
 	ref := &StepsRef{Count: len(steps)}

@@ -17,6 +17,8 @@
 //	                        most 64 MiB; kept by reference past
 //	                        sortie.MaxStepResultBytes)
 //	secret_steps    int     steps up to N are secret ([functions.StepOptions])
+//	secret_step_pad_bytes int  the secret steps' pad length instead of
+//	                        step_pad_bytes
 //	crash_after_step int    with crash_attempts, crash after step N instead
 //	crash_attempts  int     on attempts ≤ N, after the events (flushed to the
 //	                        reporter), call [Exit](97) without reporting

@@ -77,6 +77,7 @@ type Variables struct {
 	StepPad        string          `json:"step_pad,omitempty"`
 	StepPadBytes   int             `json:"step_pad_bytes,omitempty"`
 	SecretSteps    int             `json:"secret_steps,omitempty"`
+	SecretPadBytes *int            `json:"secret_step_pad_bytes,omitempty"`
 	Output         json.RawMessage `json:"output,omitempty"`
 	Model          string          `json:"model,omitempty"`
 	Tool           string          `json:"tool,omitempty"`
@@ -142,6 +143,8 @@ func (v *Variables) validate() error {
 		return sortie.Invalidf("variables.steps", "steps must be 0..%d and crash_after_step 0..steps", maxSteps)
 	case v.StepPadBytes < 0 || v.StepPadBytes > maxStepPadBytes || (v.StepPadBytes > 0 && v.StepPad == ""):
 		return sortie.Invalidf("variables.step_pad_bytes", "%d outside 0..%d, or without step_pad", v.StepPadBytes, maxStepPadBytes)
+	case v.SecretPadBytes != nil && (*v.SecretPadBytes < 0 || *v.SecretPadBytes > maxStepPadBytes || (*v.SecretPadBytes > 0 && v.StepPad == "")):
+		return sortie.Invalidf("variables.secret_step_pad_bytes", "%d outside 0..%d, or without step_pad", *v.SecretPadBytes, maxStepPadBytes)
 	}
 	return nil
 }
@@ -183,11 +186,15 @@ func (v *Variables) act(ctx context.Context, call *functions.Call) (out any, don
 // after step crash_after_step.
 func (v *Variables) runSteps(ctx context.Context, call *functions.Call) ([]StepResult, error) {
 	var out []StepResult
-	pad := ""
-	if v.StepPadBytes > 0 {
-		pad = strings.Repeat(v.StepPad, v.StepPadBytes/len(v.StepPad)+1)[:v.StepPadBytes]
+	pad, secretPad := v.pad(v.StepPadBytes), v.pad(v.StepPadBytes)
+	if v.SecretPadBytes != nil {
+		secretPad = v.pad(*v.SecretPadBytes)
 	}
 	for i := 1; i <= v.Steps; i++ {
+		pad := pad
+		if i <= v.SecretSteps {
+			pad = secretPad
+		}
 		r, err := functions.Step(ctx, call, fmt.Sprintf("step-%d", i), func(ctx context.Context) (StepResult, error) {
 			if err := call.Emit(EventStepRan, fmt.Sprintf("step-%d ran", i), map[string]int{"step": i}); err != nil {
 				return StepResult{}, err
@@ -208,6 +215,14 @@ func (v *Variables) runSteps(ctx context.Context, call *functions.Call) ([]StepR
 		}
 	}
 	return out, nil
+}
+
+// pad is step_pad repeated to n bytes; empty for 0.
+func (v *Variables) pad(n int) string {
+	if n == 0 {
+		return ""
+	}
+	return strings.Repeat(v.StepPad, n/len(v.StepPad)+1)[:n]
 }
 
 func interrupt(call *functions.Call, state sortie.State, output json.RawMessage) (any, bool, error) {
