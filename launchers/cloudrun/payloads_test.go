@@ -111,8 +111,8 @@ func TestJobPayloadsByReference(t *testing.T) {
 			}
 		}
 	}
-	if len(secrets) != 6 {
-		t.Fatalf("the RunJob requests carried %d URL signatures, want 6 (a GET of the variables, PUTs of the result and the checkpoint, for each run)", len(secrets))
+	if want := 2 * (3 + sortie.MaxStepSlots); len(secrets) != want {
+		t.Fatalf("the RunJob requests carried %d URL signatures, want %d (a GET of the variables, PUTs of the result, the checkpoint and %d step slots, for each run)", len(secrets), want, sortie.MaxStepSlots)
 	}
 	for _, run := range runs {
 		stored, _ := cp.Get(t.Context(), run.ID)
@@ -136,7 +136,9 @@ func TestJobPayloadsByReference(t *testing.T) {
 // Job with a payload bucket and its Cloud KMS keyring grants the URLs
 // itself: a 100 KB variable goes by reference, and a 300 KB result
 // (over sortie.MaxResultBytes) comes back by reference from a container
-// that has no control plane and reports over the host's callbacks.
+// that has no control plane and reports over the host's callbacks; so do
+// a checkpoint and a resume input (resumeOverCallbacks) and large steps
+// (stepsOverCallbacks).
 func TestHostJobPayloadsOverCallbacks(t *testing.T) {
 	for k, v := range map[string]string{"AWS_ACCESS_KEY_ID": "AKIDHOSTSIGNER", "AWS_SECRET_ACCESS_KEY": "host-signer-secret",
 		"AWS_SESSION_TOKEN": "", "AWS_PROFILE": "", "AWS_EC2_METADATA_DISABLED": "true"} {
@@ -175,6 +177,7 @@ func TestHostJobPayloadsOverCallbacks(t *testing.T) {
 		t.Fatalf("run = %s %q, result ref %v, %d bytes; want completed with the 300 KB output back, kept by reference", run.State, run.Reason, run.ResultRef, len(run.Result))
 	}
 	resumeOverCallbacks(t, h, output)
+	stepsOverCallbacks(t, h, bucket)
 	for k, v := range bucket.Objects(t) {
 		if bytes.Contains(v, []byte(payloadCanary)) {
 			t.Errorf("object %s holds the canary in plaintext", k)

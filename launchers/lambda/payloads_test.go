@@ -96,8 +96,8 @@ func TestPayloadsByReference(t *testing.T) {
 		t.Fatalf("OpenPayloadURLs = %v", err)
 	}
 	urls, err := sealed.DecodeURLs(plain)
-	if err != nil || len(urls.Get) != 1 || len(urls.Put) != 2 {
-		t.Fatalf("opened URLs: %d GET, %d PUT (%v); want a GET of the variables, PUTs of the result and the checkpoint", len(urls.Get), len(urls.Put), err)
+	if err != nil || len(urls.Get) != 1 || len(urls.Put) != 2+sortie.MaxStepSlots {
+		t.Fatalf("opened URLs: %d GET, %d PUT (%v); want a GET of the variables, PUTs of the result, the checkpoint and the step slots", len(urls.Get), len(urls.Put), err)
 	}
 	secrets := []string{canary, "config-" + canary}
 	for _, m := range []map[string]string{urls.Get, urls.Put} {

@@ -58,8 +58,8 @@ func TestResumedAttemptURLs(t *testing.T) {
 	input, checkpoint := bigValue(1<<20), bigValue(1<<20)
 	inv, urls := r.resumed(t, run, input, checkpoint)
 	next := payload.Key(run, sortie.CheckpointPayloadName(2))
-	if len(urls.Get) != 3 || len(urls.Put) != 2 || urls.Put[next] == "" || urls.Get[inv.Resume.InputRef.Key] == "" || urls.Get[inv.Resume.CheckpointRef.Key] == "" {
-		t.Fatalf("granted %d GET and %d PUT URLs; want GETs of the variables, input and checkpoint, PUTs of result-2 and checkpoint-2", len(urls.Get), len(urls.Put))
+	if len(urls.Get) != 3 || len(urls.Put) != 2+sortie.MaxStepSlots || urls.Put[next] == "" || urls.Get[inv.Resume.InputRef.Key] == "" || urls.Get[inv.Resume.CheckpointRef.Key] == "" {
+		t.Fatalf("granted %d GET and %d PUT URLs; want GETs of the variables, input and checkpoint, PUTs of result-2, checkpoint-2 and the step slots", len(urls.Get), len(urls.Put))
 	}
 	w := sealed.NewURLStore(urls, r.kr, nil)
 	for name, p := range map[string]struct {
@@ -81,7 +81,9 @@ func TestResumedAttemptURLs(t *testing.T) {
 }
 
 // Sealed URLs are compressed (every URL repeats the session token): the
-// five URLs of a resumed attempt signed with a 1,600-character token (the
+// URLs of a resumed attempt (three GETs; PUTs of its result, its
+// checkpoint and sortie.MaxStepSlots step slots) signed with a
+// 1,600-character token (the
 // longest the S3 fake takes in a header) take well under half of
 // sortie.MaxSealedPayloadURLsBytes, and DecodeURLs still reads
 // uncompressed JSON and refuses a broken gzip stream.
@@ -90,7 +92,7 @@ func TestSealedURLsCompressed(t *testing.T) {
 	run := sortie.NewRunID(time.Now())
 	inv, urls := r.resumed(t, run, bigValue(1000), bigValue(1000))
 	plain, _ := json.Marshal(urls)
-	t.Logf("5 URLs with a 1,600-character session token: %d bytes of JSON, %d bytes sealed (limit %d)", len(plain), len(inv.SealedPayloadURLs), sortie.MaxSealedPayloadURLsBytes)
+	t.Logf("%d URLs with a 1,600-character session token: %d bytes of JSON, %d bytes sealed (limit %d)", len(urls.Get)+len(urls.Put), len(plain), len(inv.SealedPayloadURLs), sortie.MaxSealedPayloadURLsBytes)
 	if len(inv.SealedPayloadURLs) > sortie.MaxSealedPayloadURLsBytes/2 || len(plain) < sortie.MaxSealedPayloadURLsBytes*3/4 {
 		t.Errorf("sealed URLs = %d bytes for %d bytes of JSON; want them compressed under half the %d-byte limit", len(inv.SealedPayloadURLs), len(plain), sortie.MaxSealedPayloadURLsBytes)
 	}

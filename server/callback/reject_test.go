@@ -128,6 +128,7 @@ func (r *rejectionRig) bodyCases() []rejection {
 		{"attempt in an event", ok(callback.PathEvents, `{"events":[{"kind":"a","attempt":2}]}`), 400, wire.CodeInvalidArgument, "events[0].attempt", ""},
 		{"event data over its limit", ok(callback.PathEvents, bigData), 400, wire.CodeInvalidArgument, "events[0].data", fmt.Sprint(sortie.MaxEventDataBytes)},
 		{"claim with a body", ok(callback.PathClaim, `{"launch_id":"x"}`), 400, wire.CodeInvalidArgument, "launch_id", ""},
+		{"step result_ref of a key outside runs/", ok(callback.PathStep, `{"step":{"name":"a","attempt":1,"status":"completed","result_ref":{"store":"s3://b","key":"other/step-slot-1-0","size":1,"sha256":"`+strings.Repeat("a", 64)+`"}}}`), 400, wire.CodeInvalidArgument, "step.result_ref.key", ""},
 		// Run B is launched, not claimed: a claim with a bad shape would
 		// otherwise claim it.
 		{"claim with a bad arch", claimB(`{"usage":{"memory_mb":128,"arch":"sparc"}}`), 400, wire.CodeInvalidArgument, "usage.arch", ""},
