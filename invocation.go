@@ -38,8 +38,9 @@ type Invocation struct {
 	// SealedPayloadURLs is set by a host whose workers reach its payload
 	// store only through presigned URLs (Lambda, Cloud Run): an envelope
 	// bound to the run and attempt, like SealedConfig, holding the URLs
-	// that read the run's variables and write the attempt's result
-	// (package payload/sealed). The URLs are bearer credentials: they are
+	// that read the run's variables and recorded steps kept by reference
+	// and write the attempt's result, checkpoint and step results
+	// ([StepSlotPayloadName]) (package payload/sealed). The URLs are bearer credentials: they are
 	// in the clear only inside the worker. At most
 	// [MaxSealedPayloadURLsBytes].
 	SealedPayloadURLs json.RawMessage `json:"sealed_payload_urls,omitempty"`

@@ -27,7 +27,8 @@ const (
 	// MaxEventsPerAppend is the most events one AppendEvents call takes.
 	MaxEventsPerAppend = 100
 	// MaxSealedPayloadURLsBytes is the largest
-	// [Invocation.SealedPayloadURLs]: two presigned URLs with a session
-	// token, sealed.
+	// [Invocation.SealedPayloadURLs]: an attempt's presigned URLs with a
+	// session token, compressed and sealed. A host trims the step slots
+	// it grants ([MaxStepSlots]) to stay within it.
 	MaxSealedPayloadURLsBytes = 12 << 10
 )

@@ -57,7 +57,12 @@
 // reporter for a [sortie.StepsRef]) without running it; a secret step is
 // sealed by the worker's [StepSealer]; a result over
 // sortie.MaxStepResultBytes is kept in the worker's payload store
-// ([Worker.Payloads]) and recorded by reference. Exec commands and
+// ([Worker.Payloads]) and recorded by reference; a worker that reaches
+// the store through its invocation's URLs (Lambda, Cloud Run) keeps it in
+// one of the step slots its host granted the attempt
+// (sortie.StepSlotPayloadName, at most sortie.MaxStepSlots), and fails
+// the attempt with a retryable error once they are used up (the retry
+// replays the recorded steps and gets fresh slots). Exec commands and
 // session workers report steps with the step message
 // ([sortie.StepMessage]), which the runtime records before it reads their
 // next line (a session worker waits for the answering [SessionStep]

@@ -103,9 +103,13 @@ func (e *StepError) Unwrap() error { return e.Err }
 // [sortie.MaxStepResultBytes] ([sortie.MaxSecretStepInlineBytes] for a
 // secret one) is kept in the
 // worker's payload store, up to its per-payload limit, and recorded by
-// reference ([sortie.Step.ResultRef]); a worker without a store, or one
-// that reaches it only through its invocation's URLs (Lambda, Cloud Run),
-// refuses it with a permanent error naming the limit. A later attempt
+// reference ([sortie.Step.ResultRef]); a worker without a store refuses
+// it with a permanent error naming the limit. A worker that reaches its
+// store only through its invocation's URLs (Lambda, Cloud Run) keeps it
+// in one of its attempt's step slots ([sortie.MaxStepSlots]); with all of
+// them used, Step returns a retryable error naming that limit, which the
+// handler should return: the next attempt replays the steps recorded so
+// far and gets fresh slots. A later attempt
 // that finds the object changed fails, not retryable
 // (sortie.ErrPayloadIntegrity).
 //

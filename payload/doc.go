@@ -22,8 +22,9 @@
 // Workers that hold no storage client (the Lambda bootstrap, the Cloud
 // Run container) reach the store through presigned URLs: a [Granter]
 // (payload/sealed's, over the Store's [Store.SignURL]) is the engine's
-// Sealer on such a host, and grants each attempt a GET URL for the run's
-// variables and a PUT URL for its result, sealed into the invocation with
+// Sealer on such a host, and grants each attempt GET URLs for the run's
+// variables and recorded steps kept by reference, and PUT URLs for its
+// result, checkpoint and step slots, sealed into the invocation with
 // the keyring the workers hold (which also seals the objects); the worker
 // uses package payload/sealed's URLStore, which applies the same rule
 // (size, SHA-256, envelope) as [Store]. The Lambda reconciler and

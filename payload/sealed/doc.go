@@ -11,8 +11,10 @@
 // Package payload's Store applies the same rule on a gocloud.dev/blob
 // bucket. Workers that must stay lean and hold no storage credentials
 // (the Lambda bootstrap, the Cloud Run container) use a URLStore: the
-// host signs, per attempt, a GET URL for the run's variables and a PUT
-// URL for the attempt's result, expiring shortly after the attempt's
+// host signs, per attempt, GET URLs for the run's variables and its
+// recorded steps kept by reference, and PUT URLs for the attempt's
+// result, checkpoint and step slots (trimmed to fit
+// [sortie.MaxSealedPayloadURLsBytes]), expiring shortly after the attempt's
 // deadline, and seals them into the invocation
 // ([sortie.Invocation.SealedPayloadURLs]) with the keyring that seals its
 // configuration. The worker opens them with its keyring and reaches the
