@@ -99,12 +99,12 @@ func (inv *Invocation) PayloadRefs() []*PayloadRef {
 // StepResultRefs returns the references of the recorded steps' results
 // inv hands its attempt kept by reference ([Step.ResultRef]), in the
 // order of its steps: those of Steps, or, when the engine replaced them
-// with a StepsRef, those it kept on it (a StepsRef decoded from JSON has
-// none: only the engine that made it knows them). A host's [Sealer]
+// with a StepsRef, those it kept on it ([StepsRef.ResultRefs]; a
+// StepsRef decoded from JSON has none). A host's [Sealer]
 // grants reads of them (package payload/sealed).
 func (inv *Invocation) StepResultRefs() []*PayloadRef {
 	if inv.StepsRef != nil {
-		return slices.Clone(inv.StepsRef.resultRefs)
+		return slices.Clone(inv.StepsRef.ResultRefs)
 	}
 	var refs []*PayloadRef
 	for i := range inv.Steps {

@@ -232,10 +232,11 @@ type StepsRef struct {
 	Count int `json:"count"`
 	// Bytes is their results' size in all ([Step.Size]).
 	Bytes int `json:"bytes"`
-	// resultRefs are the references of the steps' results kept by
-	// reference, kept by the engine when it replaces [Invocation.Steps]
-	// with the StepsRef so that its [Sealer] can grant reads of them
-	// ([Invocation.StepResultRefs]). They never cross the wire: a worker
-	// reads the steps, references included, where it reports.
-	resultRefs []*PayloadRef
+	// ResultRefs are the references of the steps' results kept by
+	// reference ([Step.ResultRef]), set by the engine when it replaces
+	// [Invocation.Steps] with the StepsRef, so that its [Sealer] can
+	// grant reads of them ([Invocation.StepResultRefs]). They never cross
+	// the wire (a worker reads the steps, references included, where it
+	// reports): only in the engine's process are they set.
+	ResultRefs []*PayloadRef `json:"-"`
 }

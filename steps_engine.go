@@ -36,7 +36,7 @@ func (e *Engine) withSteps(ctx context.Context, inv *Invocation) error {
 	for i := range steps {
 		ref.Bytes += steps[i].Size()
 		if r := steps[i].ResultRef; r != nil {
-			ref.resultRefs = append(ref.resultRefs, r)
+			ref.ResultRefs = append(ref.ResultRefs, r)
 		}
 	}
 	inv.Steps, inv.StepsRef = nil, ref
