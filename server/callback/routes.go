@@ -62,7 +62,9 @@ type EventsRequest struct {
 
 // StepRequest is the body of a POST to [PathStep]: a step the attempt
 // named by the claims completed, as [sortie.ControlPlane.RecordStep] takes
-// it (a secret step sealed). The answer is [StepResponse].
+// it (a secret step sealed; a result kept by reference as result_ref, a
+// payload reference as the complete call's, which a Lambda or Cloud Run
+// worker names in one of its step slots). The answer is [StepResponse].
 type StepRequest struct {
 	Step sortie.Step `json:"step"`
 }
