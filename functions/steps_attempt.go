@@ -187,7 +187,7 @@ func (a *attempt) stepKey(st sortie.Step, key string) bool {
 // invocation's URLs (Lambda, Cloud Run), in the attempt's next step slot
 // (stepObject). A result over the store's per-payload limit and a worker
 // without a store are refused with a permanent error naming the limit;
-// so are used-up slots, with a retryable one (stepObject).
+// used-up step slots with a retryable one naming sortie.MaxStepSlots.
 func (a *attempt) storeStep(ctx context.Context, st *sortie.Step) error {
 	n := len(st.Result)
 	limit, what := sortie.MaxStepResultBytes, "sortie.MaxStepResultBytes"
