@@ -21,9 +21,10 @@ const maxAttempts = 1000
 // can be named without listing the store, sorted, each once: every
 // payload run or its steps reference there (variables, result, resume
 // input, interrupt checkpoint, step results) and, for each attempt N up
-// to the run's last (at most 1000), [sortie.ResultPayloadName](N) and
-// [sortie.CheckpointPayloadName](N), which an attempt may have written
-// without the run recording it. A reference to another store or to an
+// to the run's last (at most 1000), [sortie.ResultPayloadName](N),
+// [sortie.CheckpointPayloadName](N) and its step slots
+// ([sortie.StepSlotPayloadName](N, K), K < [sortie.MaxStepSlots]), which
+// an attempt may have written without the run recording it. A reference to another store or to an
 // object outside the run's (see [CheckRef]) is left out. Objects named
 // by nothing on the run (the input of an earlier resume, replaced since)
 // are not in it.
@@ -47,6 +48,9 @@ func RunKeys(store string, run *sortie.Run, steps []sortie.Step) []string {
 	}
 	for n := 1; n <= min(last, maxAttempts); n++ {
 		keys = append(keys, Key(run.ID, sortie.ResultPayloadName(n)), Key(run.ID, sortie.CheckpointPayloadName(n)))
+		for k := range sortie.MaxStepSlots {
+			keys = append(keys, Key(run.ID, sortie.StepSlotPayloadName(n, k)))
+		}
 	}
 	slices.Sort(keys)
 	return slices.Compact(keys)

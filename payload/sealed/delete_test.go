@@ -44,7 +44,8 @@ func (r *rig) storedRun(t *testing.T) (*sortie.Run, []sortie.Step) {
 	}
 	run := &sortie.Run{ID: id, State: sortie.StateCompleted, Attempts: []sortie.Attempt{{Number: 1}, {Number: 2}},
 		VariablesRef: put("variables"), ResultRef: put("result-2"), ResumeInputRef: put("resume-input-2-abcdefghij")}
-	put("checkpoint-1") // written by attempt 1, never recorded
+	put("checkpoint-1")                   // written by attempt 1, never recorded
+	put(sortie.StepSlotPayloadName(2, 3)) // a step slot attempt 2 wrote, its step never recorded
 	elsewhere := *run.VariablesRef
 	elsewhere.Store = "s3://elsewhere"
 	elsewhere.Key = payload.Key(id, "elsewhere")
@@ -54,7 +55,8 @@ func (r *rig) storedRun(t *testing.T) (*sortie.Run, []sortie.Step) {
 
 // A Deleter signing DELETE URLs (no storage client, no listing) deletes
 // every object of the run it can name: the ones the run and its steps
-// reference, and result-N and checkpoint-N of each attempt, attempt 1's
+// reference, and result-N, checkpoint-N and the step slots of each
+// attempt (one of them written but never recorded), attempt 1's
 // result being missing (a success). It keeps another run's object and
 // names nothing outside the run's own objects in the store.
 func TestDeleterDeletesTheRunsObjects(t *testing.T) {
@@ -66,6 +68,11 @@ func TestDeleterDeletesTheRunsObjects(t *testing.T) {
 	run, steps := r.storedRun(t)
 	s := presigner(t, r.srv.SigningBlobURL())
 	want := []string{"checkpoint-1", "checkpoint-2", "resume-input-2-abcdefghij", "result-1", "result-2", sortie.StepPayloadName("fetch", 1), "variables"}
+	for n := 1; n <= 2; n++ {
+		for k := range sortie.MaxStepSlots {
+			want = append(want, sortie.StepSlotPayloadName(n, k))
+		}
+	}
 	for i, name := range want {
 		want[i] = payload.Key(run.ID, name)
 	}
@@ -102,7 +109,7 @@ func TestDeleterGoesOnPastAFailure(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), key) || !strings.Contains(err.Error(), "403") || strings.Contains(err.Error(), "X-Amz") {
 		t.Errorf("DeleteRunObjects(result-1 refused) = %v, want an error naming %s and HTTP 403, without a URL", err, key)
 	}
-	if n := calls.Load(); n != 4 {
-		t.Errorf("the store got %d DELETEs, want 4: result-1 and -2, checkpoint-1 and -2, past the refusal", n)
+	if n, want := calls.Load(), int32(2*(2+sortie.MaxStepSlots)); n != want {
+		t.Errorf("the store got %d DELETEs, want %d: result, checkpoint and step slots of attempts 1 and 2, past the refusal", n, want)
 	}
 }
