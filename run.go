@@ -321,7 +321,7 @@ func (r *Run) Clone() *Run {
 // Attempt records one attempt of a run. Timestamps are Unix ms.
 type Attempt struct {
 	Number   int    `json:"number"`
-	LaunchID string `json:"launch_id"`
+	LaunchID string `json:"launch_id,omitempty"`
 	// Ref is the launcher's handle, set once Start returned.
 	Ref        *Ref  `json:"ref,omitempty"`
 	LaunchedMs int64 `json:"launched_ms"`

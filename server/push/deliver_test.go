@@ -153,13 +153,13 @@ func TestBodyHoldsNoSecrets(t *testing.T) {
 	reqs := rc.requests()
 	body := reqs[len(reqs)-1].Body
 	for _, s := range []string{"sealed_config", "request_hash", "resume_input", "checkpoint",
-		"SEALED-SECRET", "HASH-SECRET", "RESUME-SECRET", "CHECKPOINT-SECRET", c.LaunchID} {
+		"SEALED-SECRET", "HASH-SECRET", "RESUME-SECRET", "CHECKPOINT-SECRET", c.LaunchID, "launch_id"} {
 		if bytes.Contains(body, []byte(s)) {
 			t.Errorf("delivered body contains %q, want it omitted:\n%s", s, body)
 		}
 	}
-	if !strings.Contains(string(body), `"launch_id":""`) {
-		t.Errorf("delivered body %s: want the attempt's launch_id empty", body)
+	if !strings.Contains(string(body), `"attempts":[{"number":1,`) {
+		t.Errorf("delivered body %s lacks the attempt", body)
 	}
 	if !strings.Contains(string(body), "which file?") {
 		t.Errorf("delivered body %s lacks the interrupt's prompt", body)

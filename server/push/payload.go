@@ -37,8 +37,8 @@ type PayloadData struct {
 // the interrupt's checkpoint (and their payload references), the attempts' launch IDs and, for attempts
 // on the local launcher, the host's process ID, command and log path and
 // the claim owner (host name and PID; shown as "local").
-// Those fields are omitted from its JSON, except launch_id, which is
-// empty. r is not changed; the view shares the parts it keeps with r
+// Those fields are omitted from its JSON: a launch ID fences the
+// attempt's reports, so only the host and the attempt's worker hold it. r is not changed; the view shares the parts it keeps with r
 // (labels, variables, result, errors): read it, never change it. The host
 // API shows runs the same way.
 func PublicRun(r *sortie.Run) *sortie.Run {
