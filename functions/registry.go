@@ -3,6 +3,8 @@ package functions
 import (
 	"context"
 	"fmt"
+	"maps"
+	"slices"
 	"sync"
 )
 
@@ -37,6 +39,16 @@ func (r *Registry) Register(name string, h Handler) {
 		panic(fmt.Sprintf("functions: handler %q registered twice", name))
 	}
 	r.handlers[name] = h
+}
+
+// Names returns the names of the registered handlers, sorted.
+func (r *Registry) Names() []string {
+	if r == nil {
+		return nil
+	}
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	return slices.Sorted(maps.Keys(r.handlers))
 }
 
 // Lookup returns the handler registered as name.

@@ -341,7 +341,8 @@ func (c *Config) Validate() error {
 }
 
 // checkRuntimes loads the exec runtimes allowlist and refuses an exec
-// agent it does not name, before anything is stored.
+// agent it does not name, and a Go agent whose handler the host's local
+// workers lack (checkGoRuntime), before anything is stored.
 func (c *Config) checkRuntimes() error {
 	var rt map[string]functions.ExecSpec
 	if c.Runtimes != "" {
@@ -351,6 +352,9 @@ func (c *Config) checkRuntimes() error {
 		}
 	}
 	for _, m := range c.Agents {
+		if err := c.checkGoRuntime(m); err != nil {
+			return err
+		}
 		id, ok := strings.CutPrefix(m.Runtime, "exec:")
 		if !ok {
 			continue
@@ -361,6 +365,21 @@ func (c *Config) checkRuntimes() error {
 		if _, ok := rt[id]; !ok {
 			return sortie.Invalidf("Runtimes", "agent %s runs %s, which %s does not name", m.Name, m.Runtime, c.Runtimes)
 		}
+	}
+	return nil
+}
+
+// checkGoRuntime refuses agent m when it runs "go:NAME" on this host's
+// local workers and Registry has no handler NAME: its runs would all be
+// rejected by the worker. Workers elsewhere (Lambda, Cloud Run) have
+// registries of their own, which the host cannot see.
+func (c *Config) checkGoRuntime(m sortie.Manifest) error {
+	name, ok := strings.CutPrefix(m.Runtime, "go:")
+	if !ok || c.Registry == nil || !c.localWorkers() {
+		return nil
+	}
+	if _, ok := c.Registry.Lookup(name); !ok {
+		return sortie.Invalidf("agent.runtime", "agent %s runs %s: this host's workers have no Go handler %q (built in: %s)", m.Name, m.Runtime, name, strings.Join(c.Registry.Names(), ", "))
 	}
 	return nil
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/sortie-run/sortie/functions/triggers"
 	"github.com/sortie-run/sortie/host"
 	"github.com/sortie-run/sortie/host/awshost"
+	"github.com/sortie-run/sortie/host/builtin"
 	"github.com/sortie-run/sortie/host/gcphost"
 )
 
@@ -40,6 +41,8 @@ func TestValidateNamesTheField(t *testing.T) {
 		{"exec agent without runtimes", host.Config{StateDir: dir, Agents: exec}, "Runtimes"},
 		{"bad input schema", host.Config{StateDir: dir, Agents: sortie.Agents{"typed": {Name: "typed", Runtime: "go:probe",
 			InputSchema: []byte(`{"properties":{"n":{"type":"integr"}}}`)}}}, "agent.input_schema"},
+		{"Go agent the local workers lack", host.Config{StateDir: dir, Registry: builtin.Registry(),
+			Agents: sortie.Agents{"bad": {Name: "bad", Version: "1", Runtime: "go:nope"}}}, "agent.runtime"},
 		{"exec agent the allowlist lacks", host.Config{StateDir: dir, Agents: exec, Runtimes: "../examples/runtimes.json"}, "Runtimes"},
 		{"short token", host.Config{StateDir: dir, API: &host.API{Tokens: []string{"short"}}}, "API.Tokens"},
 		{"callbacks without a URL", host.Config{StateDir: dir, API: &host.API{WorkerCallbacks: true}}, "API.CallbackURL"},
@@ -74,6 +77,11 @@ func TestValidateNamesTheField(t *testing.T) {
 		API:    &host.API{WorkerCallbacks: true, PublicURL: "http://127.0.0.1:7780"}}
 	if err := ok.Validate(); err != nil {
 		t.Errorf("Validate(%+v) = %v, want nil", ok, err)
+	}
+	lambda := host.Config{StateDir: dir, Registry: builtin.Registry(), AWS: awshost.Config{Table: "runs", Function: "f"},
+		Agents: sortie.Agents{"remote": {Name: "remote", Version: "1", Runtime: "go:only-on-lambda"}}}
+	if err := lambda.Validate(); err != nil {
+		t.Errorf("Validate(a Go agent for the Lambda workers' registry) = %v, want nil: the host cannot see it", err)
 	}
 	for _, api := range []*host.API{
 		{WorkerCallbacks: true, PublicURL: "https://sortie.internal"},

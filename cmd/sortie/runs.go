@@ -44,8 +44,11 @@ func printRun(g *globals, run *sortie.Run) {
 		fmt.Fprintf(w, "context\t%s\n", run.ContextID)
 	}
 	fmt.Fprintf(w, "created\t%s\nupdated\t%s\n", ms(run.CreatedMs), ms(run.UpdatedMs))
-	if run.CancelRequested || run.Reason != "" {
-		fmt.Fprintf(w, "cancel requested\t%v\nreason\t%s\n", run.CancelRequested, run.Reason)
+	if run.CancelRequested {
+		fmt.Fprintf(w, "cancel requested\tyes\n")
+	}
+	if run.Reason != "" { // why it was rejected, failed or cancelled
+		fmt.Fprintf(w, "reason\t%s\n", run.Reason)
 	}
 	for _, a := range run.Attempts {
 		fmt.Fprintf(w, "attempt %d\t%s launched %s", a.Number, orLive(a.Outcome), ms(a.LaunchedMs))
