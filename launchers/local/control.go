@@ -64,7 +64,8 @@ func (l *Launcher) grace(ctx context.Context) time.Duration {
 // a nil error from the in-process function); failed (with ExitCode, -1
 // when a signal killed the worker, and Reason); or not-found when the
 // process is gone or its pid was reused (start time differs), or when the
-// attempt was in-process in another process. LogURL is the log file path.
+// attempt ran under another process (in it, or on its warm workers: both
+// are ResourceInProcess). LogURL is the log file path.
 // It returns a [*sortie.ValidationError] for a malformed ref, and
 // PhaseUnknown with the error when /proc cannot be read.
 func (l *Launcher) Describe(_ context.Context, ref sortie.Ref) (sortie.Status, error) {
@@ -75,7 +76,7 @@ func (l *Launcher) Describe(_ context.Context, ref sortie.Ref) (sortie.Status, e
 		return a.describe(), nil
 	}
 	if ref.Resource == ResourceInProcess {
-		return sortie.Status{Phase: sortie.PhaseNotFound, Reason: "in-process attempt unknown to this process"}, nil
+		return sortie.Status{Phase: sortie.PhaseNotFound, Reason: "unknown to this process: the attempt ran under another sortie process (in it or on its warm workers), as before a restart of the host"}, nil
 	}
 	pid, start, err := procRef(ref)
 	if err != nil {
