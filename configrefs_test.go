@@ -46,4 +46,10 @@ func TestConfigRefsFromMetadata(t *testing.T) {
 	if err != nil || len(labels) != 1 || labels["team"] != "a" {
 		t.Errorf("MetadataLabels = %v, %v; want only team (the references are not labels)", labels, err)
 	}
+	for _, md := range []map[string]any{{"te\x1bam": "a"}, {"team": "a\nFORGED LINE"}} {
+		var ve *ValidationError
+		if _, err := MetadataLabels("metadata", md); !errors.As(err, &ve) || !strings.HasPrefix(ve.Field, "metadata") || !strings.Contains(ve.Reason, "control characters") {
+			t.Errorf("MetadataLabels(%q) = %v, want a ValidationError on metadata naming control characters", md, err)
+		}
+	}
 }

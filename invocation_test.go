@@ -117,6 +117,10 @@ func TestSubmitRequest(t *testing.T) {
 		{"variables", SubmitRequest{Agent: "a", Variables: json.RawMessage(`"str"`)}},
 		{"idempotency_key", SubmitRequest{Agent: "a", IdempotencyKey: strings.Repeat("k", 256)}},
 		{"labels", SubmitRequest{Agent: "a", Labels: map[string]string{"": "v"}}},
+		{"labels", SubmitRequest{Agent: "a", Labels: map[string]string{"a\x00b": "x"}}},
+		{"labels", SubmitRequest{Agent: "a", Labels: map[string]string{"team": "ops\x1b]0;owned\x07"}}},
+		{"context_id", SubmitRequest{Agent: "a", ContextID: "batch\n7"}},
+		{"idempotency_key", SubmitRequest{Agent: "a", IdempotencyKey: "k\x7f"}},
 		{"policy.max_attempts", SubmitRequest{Agent: "a", Policy: Policy{MaxAttempts: 1000}}},
 		{"policy.heartbeat_ms", SubmitRequest{Agent: "a", Policy: Policy{HeartbeatMs: -1}}},
 	} {
@@ -124,6 +128,10 @@ func TestSubmitRequest(t *testing.T) {
 		if err := tc.req.Validate(); !errors.As(err, &ve) || ve.Field != tc.field {
 			t.Errorf("Validate(bad %s) = %v, want a ValidationError on %q", tc.field, err, tc.field)
 		}
+	}
+	ok := SubmitRequest{Agent: "a", ContextID: "../../etc/passwd é", IdempotencyKey: "k 1", Labels: map[string]string{"équipe": "ops / nuit"}}
+	if err := ok.Validate(); err != nil {
+		t.Errorf("Validate(printable context, key and labels) = %v, want nil", err)
 	}
 }
 

@@ -20,8 +20,8 @@ func MetadataLabels(field string, md map[string]any, skip ...string) (map[string
 		if k == MetaConfigRefs || slices.Contains(skip, k) {
 			continue
 		}
-		if k == "" || len(k) > 63 || !utf8.ValidString(k) {
-			return nil, invalidf(field, "key %.63q: keys must be 1-63 bytes of UTF-8 (metadata becomes the run's labels)", k)
+		if k == "" || len(k) > 63 || !printable(k) {
+			return nil, invalidf(field, "key %.63q: keys must be 1-63 bytes of UTF-8 without control characters (metadata becomes the run's labels)", k)
 		}
 		s, ok := v.(string)
 		if !ok {
@@ -31,8 +31,8 @@ func MetadataLabels(field string, md map[string]any, skip ...string) (map[string
 			}
 			s = string(b)
 		}
-		if len(s) > 255 || !utf8.ValidString(s) {
-			return nil, invalidf(field+"."+k, "%d bytes, limit 255 (a string, or the JSON of another value)", len(s))
+		if len(s) > 255 || !printable(s) {
+			return nil, invalidf(field+"."+k, "%d bytes, limit 255 of UTF-8 without control characters (a string, or the JSON of another value)", len(s))
 		}
 		out[k] = s
 	}
@@ -91,4 +91,21 @@ func ConfigRefsFromMetadata(field string, md map[string]any) ([]string, error) {
 		return nil, invalidf(field, "%s", ve.Reason)
 	}
 	return refs, nil
+}
+
+// printable reports whether s is valid UTF-8 without C0 control
+// characters (U+0000 to U+001F: NUL, newline, ESC…) or DEL (U+007F): the
+// rule of what the CLI, the logs and the web UI print as they are (labels,
+// context IDs, idempotency keys), so that no value can forge a line or a
+// terminal escape.
+func printable(s string) bool {
+	if !utf8.ValidString(s) {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 0x20 || c == 0x7f {
+			return false
+		}
+	}
+	return true
 }

@@ -10,7 +10,6 @@ import (
 	"fmt"
 	"maps"
 	"slices"
-	"unicode/utf8"
 
 	"github.com/sortie-run/sortie/internal/strictjson"
 )
@@ -70,18 +69,18 @@ func (r *SubmitRequest) validate(maxVars int, what string) error {
 	if err := checkObject("variables", r.Variables, maxVars); err != nil {
 		return err
 	}
-	if len(r.ContextID) > 256 || !utf8.ValidString(r.ContextID) {
-		return invalidf("context_id", "must be valid UTF-8 of at most 256 bytes, got %d", len(r.ContextID))
+	if len(r.ContextID) > 256 || !printable(r.ContextID) {
+		return invalidf("context_id", "must be at most 256 bytes of UTF-8 without control characters, got %d bytes", len(r.ContextID))
 	}
-	if len(r.IdempotencyKey) > MaxIdempotencyKeyBytes || !utf8.ValidString(r.IdempotencyKey) {
-		return invalidf("idempotency_key", "must be valid UTF-8 of at most %d bytes, got %d", MaxIdempotencyKeyBytes, len(r.IdempotencyKey))
+	if len(r.IdempotencyKey) > MaxIdempotencyKeyBytes || !printable(r.IdempotencyKey) {
+		return invalidf("idempotency_key", "must be at most %d bytes of UTF-8 without control characters, got %d bytes", MaxIdempotencyKeyBytes, len(r.IdempotencyKey))
 	}
 	if len(r.Labels) > MaxLabels {
 		return invalidf("labels", "%d labels, limit %d", len(r.Labels), MaxLabels)
 	}
 	for k, v := range r.Labels {
-		if len(k) == 0 || len(k) > 63 || len(v) > 255 || !utf8.ValidString(k+v) {
-			return invalidf("labels", "label %.63q: keys must be 1-63 bytes and values at most 255 bytes of UTF-8", k)
+		if len(k) == 0 || len(k) > 63 || len(v) > 255 || !printable(k+v) {
+			return invalidf("labels", "label %.63q: keys must be 1-63 bytes and values at most 255 bytes of UTF-8 without control characters", k)
 		}
 	}
 	if err := r.Policy.checkRequested(); err != nil {
