@@ -64,6 +64,19 @@ func TestSubmitIdempotencyKeyHeader(t *testing.T) {
 	if got := post(t, r, "/v1/runs", `{"agent": "probe", "idempotency_key": "other"}`, key, &eb); got != http.StatusBadRequest || eb.Error.Field != "idempotency_key" {
 		t.Fatalf("header and body keys differ = %d %+v, want 400 naming idempotency_key", got, eb)
 	}
+	req, _ := http.NewRequest(http.MethodPost, r.http.URL+"/v1/runs", strings.NewReader(`{"agent": "probe", "variables": {"events": 0}}`))
+	req.Header.Add("Idempotency-Key", "a")
+	req.Header.Add("Idempotency-Key", "b")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	eb = wire.ErrorBody{}
+	if err := json.NewDecoder(resp.Body).Decode(&eb); err != nil || resp.StatusCode != http.StatusBadRequest ||
+		eb.Error.Code != wire.CodeInvalidArgument || eb.Error.Field != "Idempotency-Key" || !strings.Contains(eb.Error.Message, "2 times") {
+		t.Fatalf("two Idempotency-Key headers = %d %+v (%v), want 400 invalid_argument naming Idempotency-Key", resp.StatusCode, eb, err)
+	}
 	if n := r.countRuns(t); n != 1 {
 		t.Fatalf("%d runs stored, want 1", n)
 	}

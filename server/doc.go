@@ -6,7 +6,7 @@
 // errors are [wire.ErrorBody] with a stable code and, for bad input, the
 // field):
 //
-//	POST   /v1/runs                               submit; Idempotency-Key header; 201 new, 200 existing
+//	POST   /v1/runs                               submit; Idempotency-Key header (once); 201 new, 200 existing
 //	GET    /v1/runs?agent=&state=&context_id=&page_size=&page_token=
 //	GET    /v1/runs/{id}                          ?wait_ms=: a long poll, answered when the run settles
 //	GET    /v1/runs/{id}/events                   SSE (Accept: text/event-stream; Last-Event-ID;
