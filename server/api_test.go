@@ -245,6 +245,10 @@ func TestQueryAndPathChecks(t *testing.T) {
 		{events + "?after=5.1", nil, 400, "after"},
 		{events, map[string]string{"Last-Event-ID": "2.1"}, 400, "Last-Event-ID"},
 		{events, map[string]string{"Last-Event-ID": "one"}, 400, "Last-Event-ID"},
+		{"/v1/runs?page_size=1&page_size=2", nil, 400, "page_size"},
+		{"/v1/runs?state=completed&agent=probe&state=failed", nil, 400, "state"},
+		{"/v1/runs/" + run.ID.String() + "?wait_ms=1&wait_ms=", nil, 400, "wait_ms"},
+		{events + "?limit=1&after=1.1&limit=2", nil, 400, "limit"},
 		{"/v1/runs/" + strings.ToLower(run.ID.String()), nil, 200, ""},
 	} {
 		status, eb := get(tc.path, tc.hdr)

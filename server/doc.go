@@ -31,7 +31,8 @@
 // application/json is answered 415), holds no object key twice and is
 // validated against a JSON Schema (santhosh-tekuri/jsonschema, draft
 // 2020-12; the schemas are in schemas/) before anything runs, then by the
-// sortie types' own checks. Another method on a route's path is answered
+// sortie types' own checks. A query parameter the route does not take, or
+// one given more than once, is answered 400 naming it. Another method on a route's path is answered
 // 405 with Allow; a path with ".", ".." or empty segments 400.
 //
 // Event streams: each event is "id: ATTEMPT.SEQ", "event: event" and its

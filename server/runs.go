@@ -72,14 +72,19 @@ func runID(r *http.Request) (sortie.RunID, error) {
 }
 
 // checkQuery refuses query parameters the route does not take, so a typo
-// (?stat=completed) is not silently ignored.
+// (?stat=completed) is not silently ignored, and a parameter given more
+// than once (?page_size=1&page_size=2), whose handler would read only the
+// first. Every client route passes through it, so the routes read their
+// parameters with r.URL.Query().Get.
 func checkQuery(r *http.Request, allowed ...string) error {
-	for k := range r.URL.Query() {
-		if !slices.Contains(allowed, k) {
-			if len(allowed) == 0 {
-				return sortie.Invalidf(k, "unknown query parameter; this route takes none")
-			}
+	for k, vs := range r.URL.Query() {
+		switch {
+		case !slices.Contains(allowed, k) && len(allowed) == 0:
+			return sortie.Invalidf(k, "unknown query parameter; this route takes none")
+		case !slices.Contains(allowed, k):
 			return sortie.Invalidf(k, "unknown query parameter; this route takes %s", strings.Join(allowed, ", "))
+		case len(vs) > 1:
+			return sortie.Invalidf(k, "query parameter given %d times; give it at most once", len(vs))
 		}
 	}
 	return nil
