@@ -3,7 +3,6 @@ package server
 import (
 	"bytes"
 	"embed"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -23,11 +22,6 @@ const (
 	resumeOverheadBytes = 1 << 10
 	maxSmallBytes       = 16 << 10
 )
-
-// maxBodyDepth is how deeply a request body may nest before it is
-// refused as a whole; a shallower body whose values nest deeper than
-// sortie.MaxJSONDepth is refused naming the field.
-const maxBodyDepth = 4 * sortie.MaxJSONDepth
 
 //go:embed schemas/*.json
 var schemaFiles embed.FS
@@ -78,27 +72,15 @@ func decode(s schemas, w http.ResponseWriter, r *http.Request, name string, limi
 }
 
 // checkJSONBody refuses a body declared other than JSON (415; one without
-// a Content-Type is taken as JSON, as clients that set none rely on), nested deeper
-// than maxBodyDepth, or holding an object key twice (which the schema check and
-// the decoder might read differently), naming the field and the key.
+// a Content-Type is taken as JSON, as clients that set none rely on), or
+// one [jsonbody.CheckShape] refuses (too deep, a key twice), naming the
+// field and the key.
 func checkJSONBody(r *http.Request, b []byte) error {
 	if ct := r.Header.Get("Content-Type"); ct != "" && !jsonbody.IsJSON(ct) {
 		return &bodyError{status: http.StatusUnsupportedMediaType,
 			msg: fmt.Sprintf("Content-Type %.60q is not JSON; send the body as application/json", r.Header.Get("Content-Type"))}
 	}
-	d, err := strictjson.Scan(b)
-	if d > maxBodyDepth {
-		return sortie.Invalidf("body", "nested %d levels deep; the values in a request may nest at most sortie.MaxJSONDepth (%d) levels", d, sortie.MaxJSONDepth)
-	}
-	var de *strictjson.DuplicateKeyError
-	if errors.As(err, &de) && json.Valid(b) {
-		field := de.Field("")
-		if field == "" || field[0] == '[' {
-			field = "body" + field
-		}
-		return sortie.Invalidf(field, "%v", err)
-	}
-	return nil
+	return jsonbody.CheckShape(b)
 }
 
 // maxResumeBytes is the largest resume body the server reads: a resume

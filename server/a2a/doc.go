@@ -1,7 +1,10 @@
 // Package a2a serves a Sortie host's runs to any A2A client (the Agent2Agent
 // protocol, through github.com/a2aproject/a2a-go/v2): a [Handler] serves the
 // agent card at [CardPath], the JSON-RPC binding at [JSONRPCPath] and the
-// HTTP+JSON binding under [RESTPath].
+// HTTP+JSON binding under [RESTPath]. A JSON-RPC body holding an object
+// key twice, or nested deeper than the host's API allows, is answered a
+// JSON-RPC invalid-request error (-32600, id null) naming the key before
+// a2a-go decodes it, so a request means one thing.
 //
 // Tasks are runs, read from and written to the engine's control plane, so
 // a task survives a host restart and its worker runs wherever the

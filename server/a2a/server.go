@@ -225,8 +225,9 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	case r.ContentLength > h.maxBody && (r.URL.Path == JSONRPCPath || strings.HasPrefix(r.URL.Path, RESTPath+"/")):
 		h.tooLarge(w, r)
 	case r.URL.Path == JSONRPCPath:
-		r.Body = http.MaxBytesReader(w, r.Body, h.maxBody)
-		h.jsonrpc.ServeHTTP(flusher{w}, r)
+		if checkRPCBody(w, r, h.maxBody) {
+			h.jsonrpc.ServeHTTP(flusher{w}, r)
+		}
 	case strings.HasPrefix(r.URL.Path, RESTPath+"/"):
 		r.Body = http.MaxBytesReader(w, r.Body, h.maxBody)
 		if streamsOnREST(r) {
@@ -243,8 +244,8 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 
 // tooLarge refuses a body whose declared length is over the limit, before
 // reading it: a JSON-RPC invalid-request error, or 413 on the REST binding.
-// (A body without a declared length is cut at the limit while it is read,
-// which a2a-go reports as a parse error.)
+// (A body without a declared length is cut at the limit while it is read:
+// the same error from checkRPCBody, a parse error from a2a-go on REST.)
 func (h *Handler) tooLarge(w http.ResponseWriter, r *http.Request) {
 	msg := fmt.Sprintf("invalid body: %d bytes, limit %d", r.ContentLength, h.maxBody)
 	w.Header().Set("Content-Type", "application/json")
@@ -253,8 +254,7 @@ func (h *Handler) tooLarge(w http.ResponseWriter, r *http.Request) {
 		_ = json.NewEncoder(w).Encode(map[string]any{"error": map[string]any{"code": http.StatusRequestEntityTooLarge, "status": "INVALID_ARGUMENT", "message": msg}})
 		return
 	}
-	_ = json.NewEncoder(w).Encode(map[string]any{"jsonrpc": "2.0", "id": nil,
-		"error": map[string]any{"code": -32600, "message": msg}})
+	writeRPCError(w, rpcInvalidRequest, msg, nil)
 }
 
 // flusher makes a response writer an http.Flusher, which a2a-go's SSE

@@ -1,0 +1,37 @@
+package jsonbody
+
+import (
+	"encoding/json"
+	"errors"
+
+	"github.com/sortie-run/sortie"
+	"github.com/sortie-run/sortie/internal/strictjson"
+)
+
+// MaxDepth is how deeply a request body may nest as a whole: four times
+// sortie.MaxJSONDepth, so a body whose values nest up to that limit under
+// a few levels of request passes here and is refused later naming the
+// field, while a body of nothing but brackets is refused at once.
+const MaxDepth = 4 * sortie.MaxJSONDepth
+
+// CheckShape refuses a request body b nested deeper than [MaxDepth], or
+// holding an object key twice anywhere (which a schema check and a
+// decoder, or two decoders, might read differently), as a
+// [*sortie.ValidationError]: field "body" for the depth, else the object
+// holding the key ("variables.a[0]"; "body" for the top level). A body
+// that is not valid JSON passes: its decoder reports it.
+func CheckShape(b []byte) error {
+	d, err := strictjson.Scan(b)
+	if d > MaxDepth {
+		return sortie.Invalidf("body", "nested %d levels deep; the values in a request may nest at most sortie.MaxJSONDepth (%d) levels", d, sortie.MaxJSONDepth)
+	}
+	var de *strictjson.DuplicateKeyError
+	if errors.As(err, &de) && json.Valid(b) {
+		field := de.Field("")
+		if field == "" || field[0] == '[' {
+			field = "body" + field
+		}
+		return sortie.Invalidf(field, "%v", err)
+	}
+	return nil
+}
