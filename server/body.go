@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"strings"
 
 	"github.com/sortie-run/sortie"
 	"github.com/sortie-run/sortie/internal/jsonbody"
@@ -42,6 +43,7 @@ func compileSchemas() (schemas, error) {
 type bodyError struct {
 	status int
 	msg    string
+	field  string // what the error names; "" is "body"
 }
 
 func (e *bodyError) Error() string { return "body: " + e.msg }
@@ -50,6 +52,9 @@ func (e *bodyError) Error() string { return "body: " + e.msg }
 // named schema and decodes it strictly into v (a field the schema allows
 // but v lacks is refused, not dropped). An empty body is the empty object.
 func decode(s schemas, w http.ResponseWriter, r *http.Request, name string, limit int64, v any) error {
+	if err := checkEncoding(w, r); err != nil {
+		return err
+	}
 	b, err := io.ReadAll(http.MaxBytesReader(w, r.Body, limit))
 	var mbe *http.MaxBytesError
 	if errors.As(err, &mbe) {
@@ -81,6 +86,22 @@ func checkJSONBody(r *http.Request, b []byte) error {
 			msg: fmt.Sprintf("Content-Type %.60q is not JSON; send the body as application/json", r.Header.Get("Content-Type"))}
 	}
 	return jsonbody.CheckShape(b)
+}
+
+// checkEncoding refuses a body sent with a Content-Encoding other than
+// identity (gzip, ...), which the server does not decode: 415 naming the
+// header, with Accept-Encoding: identity (RFC 7694 §3).
+func checkEncoding(w http.ResponseWriter, r *http.Request) error {
+	for _, v := range r.Header.Values("Content-Encoding") {
+		for c := range strings.SplitSeq(v, ",") {
+			if c = strings.TrimSpace(c); c != "" && !strings.EqualFold(c, "identity") {
+				w.Header().Set("Accept-Encoding", "identity")
+				return &bodyError{status: http.StatusUnsupportedMediaType, field: "Content-Encoding",
+					msg: fmt.Sprintf("Content-Encoding %.40q is not supported; send the body unencoded (identity)", c)}
+			}
+		}
+	}
+	return nil
 }
 
 // maxResumeBytes is the largest resume body the server reads: a resume

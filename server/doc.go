@@ -28,7 +28,8 @@
 //	GET    /ui/                                   the web UI (Options.UI; package server/ui)
 //
 // Every request body is size-limited, is JSON (a Content-Type other than
-// application/json is answered 415), holds no object key twice and is
+// application/json, or a Content-Encoding other than identity, is
+// answered 415; a leading byte-order mark 400), holds no object key twice and is
 // validated against a JSON Schema (santhosh-tekuri/jsonschema, draft
 // 2020-12; the schemas are in schemas/) before anything runs, then by the
 // sortie types' own checks. A query parameter the route does not take, or

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -37,7 +38,7 @@ func (s *Server) errorBody(r *http.Request, err error) (int, wire.ErrorBody) {
 		case http.StatusUnsupportedMediaType:
 			code = wire.CodeUnsupportedMediaType
 		}
-		return be.status, errorBody(code, be.msg, "body")
+		return be.status, errorBody(code, be.msg, cmp.Or(be.field, "body"))
 	}
 	var ve *sortie.ValidationError
 	if errors.As(err, &ve) {

@@ -139,3 +139,36 @@ func TestMethodsAndPaths(t *testing.T) {
 		}
 	}
 }
+
+// A body sent with a Content-Encoding the server does not decode is
+// refused 415 naming the header; one starting with a byte-order mark, or
+// not JSON, is refused 400 saying why and where. Nothing is stored.
+func TestBodyEncodingBOMAndSyntaxErrors(t *testing.T) {
+	r := newRig(t, nil)
+	body := `{"agent": "probe", "variables": {"events": 0}}`
+	for _, enc := range []string{"gzip", "br", "identity, gzip"} {
+		status, hdr, eb := do(t, r, http.MethodPost, "/v1/runs", body, map[string]string{"Content-Encoding": enc})
+		if status != http.StatusUnsupportedMediaType || eb.Error.Code != wire.CodeUnsupportedMediaType ||
+			eb.Error.Field != "Content-Encoding" || hdr.Get("Accept-Encoding") != "identity" {
+			t.Errorf("POST /v1/runs with Content-Encoding %q = %d %+v (Accept-Encoding %q), want 415 naming Content-Encoding",
+				enc, status, eb, hdr.Get("Accept-Encoding"))
+		}
+	}
+	for _, c := range []struct{ name, body, want string }{
+		{"BOM", "\xef\xbb\xbf" + body, "starts with a UTF-8 byte-order mark (EF BB BF); JSON text must not begin with one (RFC 8259 §8.1)"},
+		{"bad character", `{"agent": probe}`, "not a single valid JSON value (error after 11 bytes: invalid character 'p' looking for beginning of value)"},
+		{"truncated", `{"agent": "probe"`, "(error after 17 bytes: unexpected end of JSON input)"},
+		{"trailing", `{"agent": "probe"} x`, "(error after 20 bytes: invalid character 'x' after top-level value)"},
+	} {
+		status, _, eb := do(t, r, http.MethodPost, "/v1/runs", c.body, nil)
+		if status != http.StatusBadRequest || eb.Error.Field != "body" || !strings.Contains(eb.Error.Message, c.want) {
+			t.Errorf("%s: POST /v1/runs = %d %+v, want 400 naming body saying %q", c.name, status, eb, c.want)
+		}
+	}
+	if n := r.countRuns(t); n != 0 {
+		t.Fatalf("%d runs stored by refused requests, want 0", n)
+	}
+	if status, _, eb := do(t, r, http.MethodPost, "/v1/runs", body, map[string]string{"Content-Encoding": "identity"}); status != http.StatusCreated {
+		t.Errorf("POST /v1/runs with Content-Encoding identity = %d %+v, want 201", status, eb)
+	}
+}

@@ -2,6 +2,7 @@ package jsonbody
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -81,7 +82,7 @@ func (s Schemas) Validate(name string, body []byte) error {
 func CompileSchema(field, id string, doc []byte) (*jsonschema.Schema, error) {
 	v, err := jsonschema.UnmarshalJSON(bytes.NewReader(doc))
 	if err != nil {
-		return nil, sortie.Invalidf(field, "not a single valid JSON value")
+		return nil, sortie.Invalidf(field, "%s", syntaxReason(doc))
 	}
 	c := jsonschema.NewCompiler()
 	c.UseLoader(jsonschema.SchemeURLLoader{})
@@ -109,7 +110,7 @@ func Check(sch *jsonschema.Schema, v []byte, root string) error {
 func check(sch *jsonschema.Schema, body []byte, whole, prefix string) error {
 	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(body))
 	if err != nil {
-		return sortie.Invalidf(whole, "not a single valid JSON value")
+		return sortie.Invalidf(whole, "%s", syntaxReason(body))
 	}
 	var ve *jsonschema.ValidationError
 	if err := sch.Validate(doc); err == nil {
@@ -165,6 +166,25 @@ func fieldPath(tokens []string) string {
 		b.WriteString(clip(t, maxFieldTokenBytes))
 	}
 	return b.String()
+}
+
+// utf8BOM is the UTF-8 byte-order mark.
+const utf8BOM = "\xef\xbb\xbf"
+
+// syntaxReason says why b is not one JSON value: it starts with a
+// byte-order mark, which RFC 8259 §8.1 says a JSON text must not add, or
+// the decoder's error and how many bytes it read up to it (the bad byte
+// is the last of them).
+func syntaxReason(b []byte) string {
+	if bytes.HasPrefix(b, []byte(utf8BOM)) {
+		return "starts with a UTF-8 byte-order mark (EF BB BF); JSON text must not begin with one (RFC 8259 §8.1)"
+	}
+	var raw json.RawMessage // checks the syntax without building the value
+	var se *json.SyntaxError
+	if err := json.Unmarshal(b, &raw); errors.As(err, &se) {
+		return fmt.Sprintf("not a single valid JSON value (error after %d bytes: %s)", se.Offset, clip(se.Error(), 100))
+	}
+	return "not a single valid JSON value"
 }
 
 // clip returns s as valid UTF-8 of about n bytes at most.
