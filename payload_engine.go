@@ -170,6 +170,16 @@ func (e *Engine) MaxVariablesBytes() int {
 	return n
 }
 
+// MaxVariablesSetting names what sets [Engine.MaxVariablesBytes], for a
+// refusal to name it: "the payload store's per-payload maximum" followed
+// by the store's PayloadLimits.MaxPayloadSetting when it has one (a
+// host's "--max-payload-bytes, env SORTIE_MAX_PAYLOAD_BYTES"), else
+// "sortie.MaxVariablesBytes; ...".
+func (e *Engine) MaxVariablesSetting() string {
+	_, what := e.variablesLimit()
+	return what
+}
+
 // Stored returns run as its record keeps it: without the payloads
 // [Engine.Get] read back (their references stay).
 func Stored(run *Run) *Run {

@@ -48,17 +48,17 @@ type bodyError struct {
 
 func (e *bodyError) Error() string { return "body: " + e.msg }
 
-// decode reads r's body (at most limit bytes), validates it against the
+// decode reads r's body (at most limit.bytes; a 413 names limit.what), validates it against the
 // named schema and decodes it strictly into v (a field the schema allows
 // but v lacks is refused, not dropped). An empty body is the empty object.
-func decode(s schemas, w http.ResponseWriter, r *http.Request, name string, limit int64, v any) error {
+func decode(s schemas, w http.ResponseWriter, r *http.Request, name string, limit bodyLimit, v any) error {
 	if err := checkEncoding(w, r); err != nil {
 		return err
 	}
-	b, err := io.ReadAll(http.MaxBytesReader(w, r.Body, limit))
+	b, err := io.ReadAll(http.MaxBytesReader(w, r.Body, limit.bytes))
 	var mbe *http.MaxBytesError
 	if errors.As(err, &mbe) {
-		return &bodyError{status: http.StatusRequestEntityTooLarge, msg: fmt.Sprintf("request body over the limit of %d bytes", limit)}
+		return &bodyError{status: http.StatusRequestEntityTooLarge, msg: fmt.Sprintf("request body over the limit of %d bytes: %s", limit.bytes, limit.what)}
 	} else if err != nil {
 		return &bodyError{status: http.StatusBadRequest, msg: "reading request body: " + err.Error()}
 	}
@@ -104,13 +104,27 @@ func checkEncoding(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
-// maxResumeBytes is the largest resume body the server reads: a resume
-// input may be as large as the engine's variables.
-func (s *Server) maxResumeBytes() int64 {
-	return int64(s.eng.MaxVariablesBytes()) + resumeOverheadBytes
+// bodyLimit is the most bytes a request body may hold, and what sets it,
+// for a 413 to name.
+type bodyLimit struct {
+	bytes int64
+	what  string
 }
 
+// smallLimit is the limit of the bodies that carry no variables.
+var smallLimit = bodyLimit{maxSmallBytes, "the API's limit of bodies without variables"}
+
+// maxResumeBytes is the largest resume body the server reads: a resume
+// input may be as large as the engine's variables.
+func (s *Server) maxResumeBytes() bodyLimit { return s.variablesLimit(resumeOverheadBytes) }
+
 // maxSubmitBytes is the largest submission body the server reads.
-func (s *Server) maxSubmitBytes() int64 {
-	return int64(s.eng.MaxVariablesBytes()) + submitOverheadBytes
+func (s *Server) maxSubmitBytes() bodyLimit { return s.variablesLimit(submitOverheadBytes) }
+
+// variablesLimit is the largest variables the engine takes plus overhead
+// bytes of request, naming the engine's setting of the former.
+func (s *Server) variablesLimit(overhead int64) bodyLimit {
+	n := int64(s.eng.MaxVariablesBytes())
+	return bodyLimit{n + overhead, fmt.Sprintf("the largest variables, %d bytes (%s), plus %d bytes of request",
+		n, s.eng.MaxVariablesSetting(), overhead)}
 }

@@ -16,7 +16,13 @@ import (
 // returns the status, the headers and the error body of the answer.
 func do(t *testing.T, r *rig, method, path, body string, hdr map[string]string) (int, http.Header, wire.ErrorBody) {
 	t.Helper()
-	req, _ := http.NewRequest(method, r.http.URL+path, strings.NewReader(body))
+	return doAt(t, r.http.URL, method, path, body, hdr)
+}
+
+// doAt is do on the server at base.
+func doAt(t *testing.T, base, method, path, body string, hdr map[string]string) (int, http.Header, wire.ErrorBody) {
+	t.Helper()
+	req, _ := http.NewRequest(method, base+path, strings.NewReader(body))
 	for k, v := range hdr {
 		req.Header.Set(k, v)
 	}

@@ -20,7 +20,7 @@ func (s *Server) putPush(w http.ResponseWriter, r *http.Request) {
 	id, err := runID(r)
 	var req wire.PushConfigRequest
 	if err == nil {
-		err = decode(s.schemas, w, r, "pushconfig", maxSmallBytes, &req)
+		err = decode(s.schemas, w, r, "pushconfig", smallLimit, &req)
 	}
 	cfg := &sortie.PushConfig{RunID: id, ID: r.PathValue("cid"), URL: req.URL, KeyID: req.KeyID}
 	if err == nil {

@@ -181,7 +181,7 @@ func (s *Server) cancel(w http.ResponseWriter, r *http.Request) {
 	id, err := runID(r)
 	var req wire.CancelRequest
 	if err == nil {
-		err = decode(s.schemas, w, r, "cancel", maxSmallBytes, &req)
+		err = decode(s.schemas, w, r, "cancel", smallLimit, &req)
 	}
 	var run *sortie.Run
 	if err == nil {
