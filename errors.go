@@ -101,6 +101,26 @@ func (e *LiveRunError) Error() string {
 // Is reports whether target is ErrConflict.
 func (e *LiveRunError) Is(target error) bool { return target == ErrConflict }
 
+// TerminalError refuses a change of a terminal run (resuming it,
+// claiming, launching or deferring an attempt, recording its events or
+// steps), naming the run, its state and the change (Op, a verb such as
+// "resume"; may be empty). It matches ErrTerminal.
+type TerminalError struct {
+	ID    RunID
+	State State
+	Op    string
+}
+
+func (e *TerminalError) Error() string {
+	if e.Op == "" {
+		return fmt.Sprintf("run %s is %s: a terminal run does not change", e.ID, e.State)
+	}
+	return fmt.Sprintf("run %s is %s: a terminal run does not change (%s)", e.ID, e.State, e.Op)
+}
+
+// Is reports whether target is ErrTerminal.
+func (e *TerminalError) Is(target error) bool { return target == ErrTerminal }
+
 // NotInterruptedError refuses to resume a run that is not interrupted
 // (input-required or auth-required) and not terminal either: submitted,
 // queued or working. It matches ErrConflict.

@@ -39,9 +39,11 @@ func touch(r *sortie.Run, nowMs int64) {
 	}
 }
 
+// notTerminal refuses the change op of a terminal run r with a
+// [*sortie.TerminalError] naming it and its state.
 func notTerminal(r *sortie.Run, op string) error {
 	if r.State.Terminal() {
-		return fmt.Errorf("%s run %s: state %s: %w", op, r.ID, r.State, sortie.ErrTerminal)
+		return &sortie.TerminalError{ID: r.ID, State: r.State, Op: op}
 	}
 	return nil
 }

@@ -14,7 +14,7 @@
 //	                                              or JSON [wire.EventsPage] (?after=ATTEMPT.SEQ&limit=&wait_ms=)
 //	DELETE /v1/runs/{id}                          a terminal run and its objects: 204; 409 when live
 //	POST   /v1/runs/{id}/cancel                   {"reason"}
-//	POST   /v1/runs/{id}/resume                   {"input"}
+//	POST   /v1/runs/{id}/resume                   {"input"}; 409 terminal or conflict naming the state
 //	PUT    /v1/runs/{id}/push-configs/{cid}       {"url", "key_id"}
 //	GET    /v1/runs/{id}/push-configs[/{cid}]
 //	DELETE /v1/runs/{id}/push-configs/{cid}

@@ -89,12 +89,16 @@ func errorBody(code, msg, field string) wire.ErrorBody {
 // message is the message of an answer of row m for err: what was not
 // found, named from the request's path; the error itself for a payload's
 // integrity (it names the object's key and SHA-256, never a URL or a
-// value); else m's message, nothing of the cause.
+// value); a terminal run's ID, state and the refused change; else m's
+// message, nothing of the cause.
 func message(r *http.Request, m wire.Mapping, err error) string {
-	switch m.Code {
-	case wire.CodeNotFound:
+	var te *sortie.TerminalError
+	switch {
+	case m.Code == wire.CodeNotFound:
 		return notFoundMessage(r, m.Message)
-	case wire.CodePayloadIntegrity:
+	case m.Code == wire.CodeTerminal && errors.As(err, &te):
+		return te.Error()
+	case m.Code == wire.CodePayloadIntegrity:
 		return err.Error()
 	}
 	return m.Message

@@ -35,3 +35,23 @@ func TestResumeOfALiveRunNamesItsState(t *testing.T) {
 		t.Errorf("the run after the refused resumes = %+v, %v; want it live, no input", got, err)
 	}
 }
+
+// Resuming a terminal run is a 409 terminal that names the run and its
+// state, over HTTP and through the client (which maps it to ErrTerminal).
+func TestResumeOfATerminalRunNamesItsState(t *testing.T) {
+	r := newRig(t, nil)
+	run := r.submit(t, `{"events": 0}`)
+	if got := r.final(t, run.ID); got.State != sortie.StateCompleted {
+		t.Fatalf("run ended %s, want completed", got.State)
+	}
+	want := "run " + run.ID.String() + " is completed: a terminal run does not change (resume)"
+	var eb wire.ErrorBody
+	code := post(t, r, "/v1/runs/"+run.ID.String()+"/resume", `{"input": {"answer": 1}}`, nil, &eb)
+	if code != http.StatusConflict || eb.Error.Code != wire.CodeTerminal || eb.Error.Message != want {
+		t.Errorf("resume a completed run = %d %+v, want 409 terminal saying %q", code, eb, want)
+	}
+	_, err := r.client.Resume(context.Background(), run.ID, []byte(`{"answer": 1}`))
+	if !errors.Is(err, sortie.ErrTerminal) || !strings.Contains(err.Error(), want) {
+		t.Errorf("Client.Resume(a completed run) = %v, want ErrTerminal saying %q", err, want)
+	}
+}

@@ -49,6 +49,22 @@ func wantErr(t *testing.T, call string, err, want error) {
 	t.Helper()
 	if !errors.Is(err, want) {
 		t.Errorf("%s = %v, want %s", call, err, sentinelNames[want])
+		return
+	}
+	var te *sortie.TerminalError
+	if want == sortie.ErrTerminal && (!errors.As(err, &te) || te.ID.Validate() != nil || !te.State.Terminal()) {
+		t.Errorf("%s = %v, want a *sortie.TerminalError naming the run and its terminal state", call, err)
+	}
+}
+
+// wantTerminal is wantErr for ErrTerminal that also checks the run and
+// state the *sortie.TerminalError names.
+func wantTerminal(t *testing.T, call string, err error, id sortie.RunID, state sortie.State) {
+	t.Helper()
+	wantErr(t, call, err, sortie.ErrTerminal)
+	var te *sortie.TerminalError
+	if errors.As(err, &te) && (te.ID != id || te.State != state) {
+		t.Errorf("%s = %v, want it to name run %s, %s", call, err, id, state)
 	}
 }
 
