@@ -48,6 +48,7 @@
 // reads.
 //
 // [Server.Serve] shuts down gracefully: no new connections, live streams
-// end (clients resume elsewhere with Last-Event-ID), requests in flight
+// end (clients resume elsewhere with Last-Event-ID), long polls answer
+// 200 at once with the run as it is or the events so far, requests in flight
 // finish and the launches they began are handed to the launcher.
 package server
