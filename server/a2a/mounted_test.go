@@ -55,6 +55,13 @@ func TestMountedInTheHostServer(t *testing.T) {
 	if len(got) != 5 || got[len(got)-1] != "status TASK_STATE_COMPLETED <nil>" {
 		t.Errorf("stream through the host server = %v, want 5 events ending completed", got)
 	}
+	// The card answers without a token: clients read it to learn how to
+	// authenticate. The calls it describes need one.
+	resp, err := http.Get(srv.URL + a2aserver.CardPath)
+	if err != nil || resp.StatusCode != http.StatusOK {
+		t.Fatalf("GET %s without a token = %v %v, want 200", a2aserver.CardPath, resp, err)
+	}
+	resp.Body.Close()
 	anon := newClient(t, srv.URL)
 	_, err = anon.SendMessage(testCtx(t), &a2a.SendMessageRequest{Message: msg(t, `{"events":0}`, "")})
 	if err == nil || !strings.Contains(err.Error(), "401") {

@@ -10,6 +10,7 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/sortie-run/sortie"
 	"github.com/sortie-run/sortie/server/ui"
@@ -115,10 +116,21 @@ func TestStateChangesNeedTheCSRFToken(t *testing.T) {
 	}
 }
 
+// On a host with API tokens the page, its assets and the session state
+// load without a token (they hold no data: the login form needs them),
+// while every API call through the UI needs a session, which only a token
+// the API accepts opens.
 func TestAPICallsNeedASession(t *testing.T) {
-	r := newRig(t)
-	if status, code := call(t, http.DefaultClient, http.MethodGet, r.ui+"api/v1/runs", ""); status != http.StatusUnauthorized || code != ui.CodeNoSession {
-		t.Errorf("GET api/v1/runs without a session = %d %q, want 401 %q", status, code, ui.CodeNoSession)
+	r := newRig(t, token)
+	for _, path := range []string{"", "assets/app.css", "session"} {
+		if status, _ := call(t, http.DefaultClient, http.MethodGet, r.ui+path, ""); status != http.StatusOK {
+			t.Errorf("GET /ui/%s without a token = %d, want 200", path, status)
+		}
+	}
+	for _, path := range []string{"api/v1/runs", "api/v1/runs/" + sortie.NewRunID(time.Now()).String()} {
+		if status, code := call(t, http.DefaultClient, http.MethodGet, r.ui+path, ""); status != http.StatusUnauthorized || code != ui.CodeNoSession {
+			t.Errorf("GET /ui/%s without a session = %d %q, want 401 %q", path, status, code, ui.CodeNoSession)
+		}
 	}
 }
 
