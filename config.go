@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
+
+	"github.com/sortie-run/sortie/internal/strictjson"
 )
 
 // Limits of an inline configuration ([SubmitRequest.Config]).
@@ -43,7 +45,7 @@ type ConfigSealer interface {
 // ParseConfig decodes an inline configuration: a JSON object of at most
 // [MaxConfigBytes] whose at most [MaxConfigEntries] keys are environment
 // variable names (1-128 characters of A-Z, a-z, 0-9 and '_', not starting
-// with a digit) and whose values are strings of at least
+// with a digit), each given once, and whose values are strings of at least
 // [MinConfigValueBytes] bytes without NUL bytes. Errors are
 // [*ValidationError]s for field "config" that name a key but never show a
 // value.
@@ -54,6 +56,9 @@ func ParseConfig(b []byte) (map[string]string, error) {
 	var raw map[string]json.RawMessage
 	if t := bytes.TrimSpace(b); len(t) == 0 || t[0] != '{' || json.Unmarshal(t, &raw) != nil {
 		return nil, invalidf("config", "must be a JSON object of string values")
+	}
+	if _, err := strictjson.Scan(b); err != nil {
+		return nil, invalidf("config", "%v", err)
 	}
 	if len(raw) > MaxConfigEntries {
 		return nil, invalidf("config", "%d variables, limit %d", len(raw), MaxConfigEntries)

@@ -45,6 +45,7 @@ func TestParseConfig(t *testing.T) {
 		"too many":    string(manyJSON),
 		"too short":   `{"API_TOKEN":"` + hunter + `","PIN":"1234567"}`,
 		"empty":       `{"API_TOKEN":""}`,
+		"twice":       `{"API_TOKEN":"` + hunter + `","API_TOKEN":"12345678"}`,
 	} {
 		_, err := sortie.ParseConfig([]byte(in))
 		var ve *sortie.ValidationError

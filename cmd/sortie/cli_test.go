@@ -177,6 +177,8 @@ func TestBadInput(t *testing.T) {
 		{[]string{"submit", "probe", "--config-env", "API_TOKEN", "--config-file", cfgFile(t, `{"API_TOKEN":null}`)}, "JSON string"},
 		{[]string{"submit", "probe", "--config-env", "API_TOKEN", "--config-file", cfgFile(t, `{"OTHER":"xxxxxxxx"}`)}, "not in --config-env"},
 		{[]string{"submit", "probe", "--config-env", "API_TOKEN", "--config-file", cfgFile(t, `{"API_TOKEN":"short"}`)}, "too short to mask"},
+		{[]string{"run", "probe", "--config-env", "API_TOKEN", "--config-file", cfgFile(t, `{"API_TOKEN":"longenoughsecretvalue","API_TOKEN":"x"}`)}, `--config-file: duplicate object key "API_TOKEN"`},
+		{[]string{"--host", "http://127.0.0.1:1", "submit", "probe", "--config-file", cfgFile(t, `{"A_B":"12345678","A_B":"87654321"}`)}, `--config-file: duplicate object key "A_B"`},
 		{[]string{"list", "--state-dir", ""}, "--state-dir"},
 		{[]string{"resume", "01JZZZZZZZZZZZZZZZZZZZZZZZ", "--input", "{}", "--input-file", "/dev/null"}, "[input input-file]"},
 		{[]string{"submit", "probe", "--vars", `{"top":"many","top":5}`}, `--vars: duplicate object key "top"`},

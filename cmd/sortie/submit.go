@@ -108,6 +108,9 @@ func (s *submitFlags) request(agent string) (*sortie.SubmitRequest, error) {
 		if err != nil {
 			return nil, usagef("--config-file: invalid config: %v", err)
 		}
+		if err := checkJSONArg("--config-file", cfg); err != nil {
+			return nil, err
+		}
 		req.Config = cfg
 	}
 	return req, nil
