@@ -94,7 +94,7 @@ type Update struct {
 // Follow yields the run's events after the cursor in (attempt, seq) order,
 // across attempts, and ends with an Update carrying the run once it is
 // terminal or interrupted (input-required, auth-required). An error ends the
-// sequence.
+// sequence; a cursor past the run's attempt is one ([CheckCursor]).
 // When the engine is a [Streamer] (a remote host), Follow is its stream.
 func (c *Client) Follow(ctx context.Context, id RunID, after Cursor) iter.Seq2[Update, error] {
 	if s, ok := c.engine.(Streamer); ok {
@@ -104,10 +104,13 @@ func (c *Client) Follow(ctx context.Context, id RunID, after Cursor) iter.Seq2[U
 		wake, stop := c.watch(id)
 		defer stop()
 		read, stored := c.pollRead()
-		for {
+		for first := true; ; first = false {
 			// Read the run before its events: events are stored before the
 			// attempt ends, so a final run read first has all its events below.
 			run, err := read(ctx, id)
+			if err == nil && first {
+				err = CheckCursor(after, run)
+			}
 			if err != nil {
 				yield(Update{}, err)
 				return
@@ -132,6 +135,16 @@ func (c *Client) Follow(ctx context.Context, id RunID, after Cursor) iter.Seq2[U
 }
 
 const followPage = 500
+
+// CheckCursor refuses a cursor after past run's attempt, which run never
+// gave out (following from it would skip the events of the attempts up
+// to it): a [*ValidationError] for field "after".
+func CheckCursor(after Cursor, run *Run) error {
+	if after.Attempt > run.Attempt {
+		return invalidf("after", "cursor %s is past the run's attempt %d", after, run.Attempt)
+	}
+	return nil
+}
 
 // drain yields one page of events after *after; more reports a full page.
 func (c *Client) drain(ctx context.Context, id RunID, after *Cursor, yield func(Update, error) bool) (more, ok bool) {

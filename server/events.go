@@ -3,6 +3,7 @@ package server
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"strconv"
@@ -70,8 +71,9 @@ func (s *Server) events(w http.ResponseWriter, r *http.Request) {
 	if err == nil {
 		run, err = s.eng.GetStored(r.Context(), q.id) // a payload that cannot be read is GET /v1/runs/ID's error, not the events'
 	}
-	if err == nil && q.after.Attempt > run.Attempt {
-		err = sortie.Invalidf(q.field, "cursor %s is past the run's attempt %d", q.after, run.Attempt)
+	var ve *sortie.ValidationError
+	if err == nil && errors.As(sortie.CheckCursor(q.after, run), &ve) {
+		ve.Field, err = q.field, ve // named as the request gave it
 	}
 	if err != nil {
 		s.writeError(w, r, err)

@@ -57,6 +57,9 @@ func follow(ctx context.Context, g *globals, t *target, id sortie.RunID, after s
 			if errors.Is(err, sortie.ErrUnavailable) && seen {
 				fmt.Fprintf(os.Stderr, "lost the host; the run goes on: %s\n", g.followHint(id, after))
 			}
+			if ve := (*sortie.ValidationError)(nil); errors.As(err, &ve) && ve.Field == "after" {
+				return usagef("--after: %s", ve.Reason)
+			}
 			return err
 		}
 		seen = true

@@ -3,7 +3,7 @@
 // host's API served by package server (`sortie serve`), so
 // sortie.NewClient(httpengine.New(url, nil)) behaves as a client of an
 // embedded engine: Submit, Get, List, Events, Cancel, Resume, Delete, and Follow
-// over Server-Sent Events that reconnects with Last-Event-ID, losing and
+// over Server-Sent Events that reconnects after the last event, losing and
 // repeating nothing.
 //
 // Errors wrap the sortie sentinels the host answered with (the error

@@ -9,6 +9,7 @@ import (
 	"io"
 	"iter"
 	"net/http"
+	"net/url"
 	"strings"
 	"time"
 
@@ -66,7 +67,7 @@ func readSSE(r io.Reader, fn func(sseEvent) bool) error {
 var errNoAnswer = errors.New("no answer from the host")
 
 // Follow streams the run's events after the cursor over SSE, then the
-// final run. A dropped connection is resumed with Last-Event-ID; after
+// final run. A dropped connection is resumed after the last event (?after=); after
 // Options.ReconnectWindow without progress it yields the error. A host
 // that never answered (the first request got no HTTP answer: a wrong URL,
 // a host not running) is an error at once, wrapping
@@ -113,15 +114,18 @@ func (e *Engine) Follow(ctx context.Context, id sortie.RunID, after sortie.Curso
 // followOnce runs one SSE connection. done means the sequence is over
 // (final run yielded, consumer stopped, or a non-retryable error yielded).
 func (e *Engine) followOnce(ctx context.Context, id sortie.RunID, cur *sortie.Cursor, yield func(sortie.Update, error) bool) (progressed, done bool, err error) {
-	req, err := e.request(ctx, http.MethodGet, runPath(id, "/events"), nil, nil)
+	var q url.Values
+	if *cur != (sortie.Cursor{}) {
+		// ?after=, not Last-Event-ID: an error about the cursor then names
+		// "after", the caller's argument.
+		q = url.Values{"after": {cur.String()}}
+	}
+	req, err := e.request(ctx, http.MethodGet, runPath(id, "/events"), q, nil)
 	if err != nil {
 		yield(sortie.Update{}, err)
 		return false, true, nil
 	}
 	req.Header.Set("Accept", "text/event-stream")
-	if *cur != (sortie.Cursor{}) {
-		req.Header.Set("Last-Event-ID", cur.String())
-	}
 	resp, err := e.hc.Do(req)
 	if err != nil {
 		return false, false, fmt.Errorf("httpengine: follow %s: %w: %w: %w", id, sortie.ErrUnavailable, errNoAnswer, err)
