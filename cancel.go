@@ -26,9 +26,15 @@ const DefaultCancelTimeoutMs = 15_000
 //     cancelled when the worker stops, or after the run's
 //     [Policy.CancelTimeoutMs] without it (here, or in the reconciler of
 //     any host).
+//
+// reason is at most [MaxCancelReasonBytes] bytes; a longer one is a
+// [*ValidationError] for field "reason".
 func (e *Engine) Cancel(ctx context.Context, id RunID, reason string) (*Run, error) {
 	if err := id.Validate(); err != nil {
 		return nil, err
+	}
+	if len(reason) > MaxCancelReasonBytes {
+		return nil, invalidf("reason", "%d bytes, limit %d", len(reason), MaxCancelReasonBytes)
 	}
 	run, err := e.cp.RequestCancel(ctx, id, reason)
 	if errors.Is(err, ErrUnavailable) {

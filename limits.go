@@ -19,6 +19,10 @@ const (
 	MaxEventTextBytes = 16 << 10
 	// MaxResultBytes is the largest run result (output or checkpoint).
 	MaxResultBytes = 256 << 10
+	// MaxCancelReasonBytes is the longest reason a cancel request
+	// ([Engine.Cancel], POST /v1/runs/{id}/cancel, sortie cancel
+	// --reason) may give.
+	MaxCancelReasonBytes = 1024
 	// MaxIdempotencyKeyBytes is the longest idempotency key.
 	MaxIdempotencyKeyBytes = 255
 	// MaxLabels is the most labels a run may carry; keys and values are at

@@ -187,7 +187,7 @@ func newCancelCmd(g *globals) *cobra.Command {
 			})
 		},
 	}
-	c.Flags().StringVar(&reason, "reason", "cancelled by user", "why, stored on the run")
+	c.Flags().StringVar(&reason, "reason", "cancelled by user", fmt.Sprintf("why, stored on the run (at most %d bytes)", sortie.MaxCancelReasonBytes))
 	return c
 }
 
