@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -91,8 +92,13 @@ type result struct {
 	stdout, stderr string
 }
 
+// cmd is sortie with args, on the cli's --state-dir unless args talk to
+// --host (which refuses host settings).
 func (c *cli) cmd(args ...string) *exec.Cmd {
-	cmd := exec.Command(sortieBin, append([]string{"--state-dir", c.state}, args...)...)
+	if !slices.Contains(args, "--host") {
+		args = append([]string{"--state-dir", c.state}, args...)
+	}
+	cmd := exec.Command(sortieBin, args...)
 	cmd.Dir = "../.." // the repository root, as in the README
 	cmd.Env = append(os.Environ(), "SORTIE_STATE_DIR=", "SORTIE_RUNTIMES=", "SORTIE_CONFIG_REFS=")
 	return cmd

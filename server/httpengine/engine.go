@@ -52,11 +52,15 @@ var (
 
 // New returns an engine for the host at baseURL ("http(s)://host:port",
 // optionally with a path prefix). It fails for a URL that is not absolute
-// http(s).
+// http(s) or has a query or fragment.
 func New(baseURL string, opts *Options) (*Engine, error) {
 	u, err := url.Parse(baseURL)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 		return nil, sortie.Invalidf("host", "%q must be an absolute http(s) URL", baseURL)
+	}
+	if u.RawQuery != "" || u.ForceQuery || strings.Contains(baseURL, "#") {
+		// Not quoted: a query may hold a credential.
+		return nil, sortie.Invalidf("host", "the URL must have no query (?...) or fragment (#...): each request adds its own path and query to it")
 	}
 	u.Path = strings.TrimSuffix(u.Path, "/")
 	e := &Engine{base: u, hc: http.DefaultClient}

@@ -1,0 +1,36 @@
+package main
+
+import (
+	"strings"
+	"testing"
+)
+
+// A client of --host refuses every host setting given as a flag (exit 2
+// naming it), and a host URL with a query or fragment naming --host
+// without echoing the URL; it takes its own flags (--json, --log-level).
+func TestHostRefusesHostSettings(t *testing.T) {
+	c := newCLI(t)
+	url, _ := startServe(t, c, nil)
+	host := func(args ...string) []string { return append([]string{"--host", url}, args...) }
+	var cases []usageCase
+	for _, flag := range [][]string{{"--workers", "3"}, {"--worker-recycle", "2"}, {"--in-process"}, {"--state-dir", "/tmp/x"},
+		{"--process-per-attempt"}, {"--reconcile-interval", "2s"}, {"--runtimes", "examples/runtimes.json"},
+		{"--config-env", "API_TOKEN"}, {"--config-refs", "refs.json"}, {"--allow-destination", "api.example.com"},
+		{"--allowed-models", "openai/*"}, {"--allow-tool", "search"}, {"--prices", "prices.json"}, {"--price", "local.second=1"},
+		{"--cloudrun-job", "projects/p/locations/l/jobs/j"}} {
+		cases = append(cases, usageCase{host(append(flag, "list")...), []string{flag[0] + " is a setting of the host", "--host"}})
+	}
+	cases = append(cases,
+		usageCase{host("--workers", "3", "--in-process", "list"), []string{"--in-process, --workers are settings of the host"}},
+		usageCase{host("--retention", "720h", "list"), []string{"--retention"}},
+		usageCase{[]string{"--host", "http://127.0.0.1:1?token=s3cret", "list"}, []string{"--host", "no query"}},
+		usageCase{[]string{"--host", "http://127.0.0.1:1/#frag", "list"}, []string{"--host", "no query (?...) or fragment"}},
+	)
+	wantUsage(t, c, cases)
+	if r := runCmd(t, c.cmd("--host", "http://127.0.0.1:1?token=s3cret", "list")); strings.Contains(r.stderr, "s3cret") {
+		t.Errorf("a --host URL with a query: stderr %q shows the query", r.stderr)
+	}
+	if r := runCmd(t, c.cmd(host("--json", "--log-level", "info", "list")...)); r.code != 0 {
+		t.Errorf("sortie --host URL --json --log-level info list: exit %d, stderr %q; want the client's own flags taken", r.code, r.stderr)
+	}
+}
