@@ -14,11 +14,20 @@ import (
 // ErrPoolClosed is what an attempt gets from a [Pool] after Close.
 var ErrPoolClosed = errors.New("functions: the worker pool is closed")
 
+// Bounds of [PoolOptions.Size].
+const (
+	// DefaultPoolSize is the size of a pool whose Size is 0.
+	DefaultPoolSize = 16
+	// MaxPoolSize is the largest Size.
+	MaxPoolSize = 1024
+)
+
 // PoolOptions configures a [Pool]. A nil *PoolOptions means the defaults.
 type PoolOptions struct {
 	// Size is the most worker processes alive at once: an attempt that
 	// finds none idle starts one while fewer are alive, else waits for
-	// one. Optional; defaults to 16.
+	// one; at most [MaxPoolSize]. Optional; defaults to
+	// [DefaultPoolSize].
 	Size int
 	// RecycleAfter is how many attempts a process serves before it is
 	// replaced by a new one. Optional; defaults to 0: never.
@@ -70,9 +79,11 @@ func NewPool(spec ExecSpec, opts *PoolOptions) (*Pool, error) {
 		return nil, invalidPool("command", "a session worker command is required")
 	case p.opts.Size < 0 || p.opts.RecycleAfter < 0 || p.opts.Grace < 0:
 		return nil, invalidPool("options", "size, recycle_after and grace must not be negative")
+	case p.opts.Size > MaxPoolSize:
+		return nil, invalidPool("options", "size %d over %d", p.opts.Size, MaxPoolSize)
 	}
 	if p.opts.Size == 0 {
-		p.opts.Size = 16
+		p.opts.Size = DefaultPoolSize
 	}
 	if p.opts.Grace == 0 {
 		p.opts.Grace = time.Duration(cmpOr(spec.GraceMs, defaultGraceMs)) * time.Millisecond

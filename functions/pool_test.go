@@ -232,3 +232,16 @@ func TestWarmPoolWithoutItsCommandFailsTheAttemptRetryably(t *testing.T) {
 		t.Errorf("Stats = %+v, want no process counted alive", st)
 	}
 }
+
+// A pool's size is 0 (the default) to MaxPoolSize; more is refused naming it.
+func TestPoolSizeLimit(t *testing.T) {
+	spec := functions.ExecSpec{Command: []string{"/bin/true"}}
+	if _, err := functions.NewPool(spec, &functions.PoolOptions{Size: functions.MaxPoolSize + 1}); err == nil || !strings.Contains(err.Error(), "1024") {
+		t.Errorf("NewPool(size %d) = %v, want an error naming the limit 1024", functions.MaxPoolSize+1, err)
+	}
+	pool, err := functions.NewPool(spec, &functions.PoolOptions{Size: functions.MaxPoolSize})
+	if err != nil {
+		t.Fatalf("NewPool(size %d) = %v, want it taken", functions.MaxPoolSize, err)
+	}
+	pool.Close(t.Context())
+}

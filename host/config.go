@@ -87,8 +87,9 @@ type Config struct {
 	OwnRunsOnly bool
 	// WorkerPoolSize is the most warm worker processes alive at once (and
 	// so the most local attempts running at once; the others wait for
-	// one), also for each exec runtime of the session protocol.
-	// Optional; defaults to 16.
+	// one), also for each exec runtime of the session protocol; at most
+	// [functions.MaxPoolSize]. Optional; defaults to
+	// [functions.DefaultPoolSize].
 	WorkerPoolSize int
 	// WorkerRecycleAfter is how many attempts a warm worker process runs
 	// before a new one replaces it. Optional; defaults to 0: never.
@@ -294,8 +295,10 @@ func (c *Config) Validate() error {
 		return sortie.Invalidf("InProcess", "runs attempts in this process; with AWS.Table they run on AWS.Function or LocalWorkers")
 	case c.InProcess && c.ProcessPerAttempt:
 		return sortie.Invalidf("ProcessPerAttempt", "runs each attempt in a process of its own; InProcess runs them in this one: set one")
-	case c.WorkerPoolSize < 0 || c.WorkerRecycleAfter < 0:
-		return sortie.Invalidf("WorkerPoolSize", "%d and WorkerRecycleAfter %d must not be negative", c.WorkerPoolSize, c.WorkerRecycleAfter)
+	case c.WorkerPoolSize < 0 || c.WorkerPoolSize > functions.MaxPoolSize:
+		return sortie.Invalidf("WorkerPoolSize", "%d outside 0..%d (0: the default, %d)", c.WorkerPoolSize, functions.MaxPoolSize, functions.DefaultPoolSize)
+	case c.WorkerRecycleAfter < 0:
+		return sortie.Invalidf("WorkerRecycleAfter", "%d must not be negative (0: never)", c.WorkerRecycleAfter)
 	case c.LocalWorkers && c.AWS.Function != "":
 		return sortie.Invalidf("LocalWorkers", "runs attempts on local workers; with AWS.Function they run on Lambda: choose one")
 	}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/sortie-run/sortie"
 	"github.com/sortie-run/sortie/destination"
+	"github.com/sortie-run/sortie/functions"
 	"github.com/sortie-run/sortie/functions/triggers"
 	"github.com/sortie-run/sortie/host"
 	"github.com/sortie-run/sortie/host/awshost"
@@ -31,6 +32,8 @@ func TestValidateNamesTheField(t *testing.T) {
 		{"in-process on AWS", host.Config{StateDir: dir, InProcess: true, AWS: awshost.Config{Table: "runs"}}, "InProcess"},
 		{"in-process and per attempt", host.Config{StateDir: dir, InProcess: true, ProcessPerAttempt: true}, "ProcessPerAttempt"},
 		{"negative pool size", host.Config{StateDir: dir, WorkerPoolSize: -1}, "WorkerPoolSize"},
+		{"pool size over the limit", host.Config{StateDir: dir, WorkerPoolSize: functions.MaxPoolSize + 1}, "WorkerPoolSize"},
+		{"negative recycle", host.Config{StateDir: dir, WorkerRecycleAfter: -1}, "WorkerRecycleAfter"},
 		{"local workers and Lambda", host.Config{StateDir: dir, LocalWorkers: true, AWS: awshost.Config{Table: "runs", Function: "f"}}, "LocalWorkers"},
 		{"a worker process per attempt on AWS without callbacks", host.Config{StateDir: dir, LocalWorkers: true, ProcessPerAttempt: true,
 			AWS: awshost.Config{Table: "runs"}, API: &host.API{PublicURL: "http://127.0.0.1:7780"}}, "LocalWorkers"},

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"io/fs"
 	"log/slog"
@@ -16,6 +17,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/sortie-run/sortie"
+	"github.com/sortie-run/sortie/functions"
 	"github.com/sortie-run/sortie/functions/triggers"
 	"github.com/sortie-run/sortie/host"
 	"github.com/sortie-run/sortie/host/builtin"
@@ -75,7 +77,7 @@ func (g *globals) register(root *cobra.Command) {
 	f.StringVar(&g.logLevel, "log-level", envOr(host.EnvLogLevel, "warn"), "log level on stderr: debug, info, warn, error")
 	f.BoolVar(&g.inProcess, "in-process", false, "run attempts inside this process instead of on warm sortie worker processes")
 	f.BoolVar(&g.processPerAttempt, "process-per-attempt", false, "run each attempt as a sortie worker process of its own that outlives this command (submit, trigger, reconcile --once and resume --no-follow always do)")
-	f.IntVar(&g.workers, "workers", 16, "the most warm worker processes (and local attempts running) at once")
+	f.IntVar(&g.workers, "workers", functions.DefaultPoolSize, fmt.Sprintf("the most warm worker processes (and local attempts running) at once, 0..%d (0: the default)", functions.MaxPoolSize))
 	f.IntVar(&g.recycle, "worker-recycle", 0, "replace a warm worker process after this many attempts (0: never)")
 	f.DurationVar(&g.reconcile, "reconcile-interval", time.Second, "how often a long-lived command reconciles expired leases")
 	f.StringVar(&g.retention, "retention", os.Getenv(host.EnvRetention), "delete terminal runs (and their payload objects) this long after their last update, e.g. 720h, from serve's and reconcile's reconciler, only those take it (env SORTIE_RETENTION); default: keep runs forever")
