@@ -17,6 +17,6 @@
 //
 // Exit status: 0 completed, 1 failed or rejected (or any other error),
 // 2 usage or input error, 3 cancelled, 4 interrupted (input-required or
-// auth-required), 130 when following is interrupted by the user (the run
-// goes on).
+// auth-required), 130 when following is interrupted by the user or the
+// reader of stdout goes away (the run goes on).
 package main

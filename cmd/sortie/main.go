@@ -43,7 +43,7 @@ func usagef(format string, args ...any) error {
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
 	defer stop()
-	os.Exit(execute(ctx, os.Args[1:]))
+	os.Exit(execute(stopOnClosedStdout(ctx), os.Args[1:]))
 }
 
 func execute(ctx context.Context, args []string) int {
