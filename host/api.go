@@ -137,7 +137,9 @@ func (h *Host) Handler() http.Handler {
 // connections, ends event streams (clients resume with Last-Event-ID) and
 // waits up to API.ShutdownGrace for requests in flight and for the
 // deliveries under way. It refuses a listener [API.CheckListen] refuses.
-// It returns nil after a clean shutdown. It does not close the host.
+// It returns nil after a clean shutdown, and the server's
+// [*server.GraceExceededError] (unwrapped) when the grace ran out with
+// requests in flight. It does not close the host.
 func (h *Host) Serve(ctx context.Context, ln net.Listener) error {
 	if h.api == nil {
 		return errNoAPI
@@ -156,5 +158,8 @@ func (h *Host) Serve(ctx context.Context, ln net.Listener) error {
 	err := h.api.server.Serve(ctx, ln, grace)
 	sctx, cancel := context.WithTimeout(context.Background(), grace)
 	defer cancel()
-	return errors.Join(err, h.api.pushes.Shutdown(sctx))
+	if perr := h.api.pushes.Shutdown(sctx); perr != nil {
+		return errors.Join(err, perr)
+	}
+	return err // a *server.GraceExceededError as the server returned it
 }

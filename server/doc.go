@@ -49,6 +49,8 @@
 //
 // [Server.Serve] shuts down gracefully: no new connections, live streams
 // end (clients resume elsewhere with Last-Event-ID), long polls answer
-// 200 at once with the run as it is or the events so far, requests in flight
-// finish and the launches they began are handed to the launcher.
+// 200 at once with the run as it is or the events so far, requests in
+// flight finish and the launches they began are handed to the launcher,
+// within its grace; past it, the requests still in flight are cut off and
+// it returns a [*GraceExceededError] saying how many.
 package server

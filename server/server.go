@@ -1,6 +1,7 @@
 package server
 
 import (
+	"cmp"
 	"context"
 	"crypto/sha256"
 	"crypto/subtle"
@@ -267,10 +268,12 @@ func (s *Server) authenticate(h http.HandlerFunc) http.Handler {
 // accepting connections, ends live event streams (clients resume with
 // Last-Event-ID), waits up to grace for requests in flight to finish and
 // for the launches they began to be handed to the launcher. It returns
-// nil after a clean shutdown.
+// nil after a clean shutdown, and a [*GraceExceededError] (unwrapped)
+// when the grace ran out, after closing the connections still busy.
 func (s *Server) Serve(ctx context.Context, ln net.Listener, grace time.Duration) error {
+	var conns activeConns
 	hs := &http.Server{Handler: s, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute,
-		ErrorLog: slog.NewLogLogger(s.log.Handler(), slog.LevelWarn)}
+		ErrorLog: slog.NewLogLogger(s.log.Handler(), slog.LevelWarn), ConnState: conns.track}
 	hs.RegisterOnShutdown(s.drain)
 	errc := make(chan error, 1)
 	go func() { errc <- hs.Serve(ln) }()
@@ -284,11 +287,23 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener, grace time.Duration
 	defer cancel()
 	err := hs.Shutdown(sctx)
 	s.drain()
-	if werr := s.eng.WaitLaunches(sctx); err == nil {
+	var cut *GraceExceededError
+	if errors.Is(err, context.DeadlineExceeded) {
+		cut = &GraceExceededError{Grace: grace, Requests: conns.count()}
+		hs.Close() // cuts the connections still busy (the listener is closed)
+		err = nil
+	}
+	if werr := s.eng.WaitLaunches(sctx); errors.Is(werr, context.DeadlineExceeded) {
+		cut = cmp.Or(cut, &GraceExceededError{Grace: grace, Requests: conns.count()})
+		cut.Launches = true
+	} else if err == nil {
 		err = werr
 	}
-	if err != nil {
+	switch {
+	case err != nil:
 		return fmt.Errorf("server: shutdown: %w", err)
+	case cut != nil:
+		return cut
 	}
 	return nil
 }

@@ -55,7 +55,8 @@ one event per request, with the API's authentication) start the runs the rules
 name, deduplicated on the event's (source, id); the answer lists each outcome.
 GET /metrics (the API's authentication) serves the host's OpenTelemetry metrics in the
 Prometheus text format. SIGINT, SIGTERM or SIGHUP shuts down gracefully: requests in flight finish, event streams
-end (clients resume with Last-Event-ID).`,
+end (clients resume after their last event); requests still in flight after --shutdown-grace are
+cut off with a warning, and serve exits 0.`,
 		Args: exactArgs(0),
 		RunE: func(cmd *cobra.Command, _ []string) error { return s.run(cmd.Context(), g) },
 	}
@@ -105,7 +106,22 @@ func (s *serveFlags) run(ctx context.Context, g *globals) error {
 	}
 	s.announce(t.h, api.Tokens)
 	defer fmt.Fprintln(os.Stderr, "sortie serve: stopped")
-	return t.h.Serve(ctx, ln)
+	return stopped(t.h.Serve(ctx, ln))
+}
+
+// stopped is serve's result for the error Serve returned: a stop whose
+// grace ran out is a stop (nil) after a warning saying what it cut off.
+func stopped(err error) error {
+	ge, ok := err.(*server.GraceExceededError)
+	if !ok {
+		return err
+	}
+	what := fmt.Sprintf("%d connection(s) with a request in flight closed", ge.Requests)
+	if ge.Launches {
+		what += "; launches not yet handed to the launcher are left to the reconciler"
+	}
+	fmt.Fprintf(os.Stderr, "sortie serve: warning: the shutdown grace (--shutdown-grace %v) ran out: %s\n", ge.Grace, what)
+	return nil
 }
 
 // api checks the flags before anything listens and returns the host's
