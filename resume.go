@@ -27,10 +27,15 @@ func resumeInputPayloadName(attempt int) string {
 // store ([EngineOptions.Payloads]) and the run holds its reference. It
 // returns ErrClosed after Close, and a [*ValidationError] naming the field
 // and the limit, before anything is stored, for input that fits neither
-// (no payload store, or over the store's limits).
+// (no payload store, or over the store's limits). An empty input is JSON
+// null: no answer (an auth-required run's usual resume), the same from
+// every client.
 func (e *Engine) Resume(ctx context.Context, id RunID, input json.RawMessage) (*Run, error) {
 	if err := id.Validate(); err != nil {
 		return nil, err
+	}
+	if len(input) == 0 {
+		input = json.RawMessage("null")
 	}
 	if err := e.life.acquire("resume"); err != nil {
 		return nil, err

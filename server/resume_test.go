@@ -55,3 +55,27 @@ func TestResumeOfATerminalRunNamesItsState(t *testing.T) {
 		t.Errorf("Client.Resume(a completed run) = %v, want ErrTerminal saying %q", err, want)
 	}
 }
+
+// POST /v1/runs/{id}/resume with {} answers with JSON null, as `sortie
+// resume RUN` without --input does: an auth-required run resumes so.
+func TestResumeWithoutInputIsNull(t *testing.T) {
+	r := newRig(t, nil)
+	run := r.submit(t, `{"interrupt": "auth-required"}`)
+	if got := r.final(t, run.ID); got.State != sortie.StateAuthRequired {
+		t.Fatalf("probe run = %s, want auth-required", got.State)
+	}
+	var got sortie.Run
+	if code := post(t, r, "/v1/runs/"+run.ID.String()+"/resume", `{}`, nil, &got); code != http.StatusOK {
+		t.Fatalf("resume with {} = %d %+v, want 200", code, got)
+	}
+	stored, err := r.cp.Get(context.Background(), run.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(stored.ResumeInput) != "null" {
+		t.Fatalf("the run resumed with {} holds input %q, want JSON null", stored.ResumeInput)
+	}
+	if got := r.final(t, run.ID); got.State != sortie.StateCompleted || !strings.Contains(string(got.Result), `"resumed_with":null`) {
+		t.Errorf("the run resumed with {} = %s, result %s; want completed, resumed with null", got.State, got.Result)
+	}
+}

@@ -17,7 +17,8 @@ type CancelRequest struct {
 }
 
 // ResumeRequest is the body of POST /v1/runs/{id}/resume: the answer to the
-// run's interrupt.
+// run's interrupt. Input absent ({}) is JSON null, as sortie resume
+// without --input gives.
 type ResumeRequest struct {
 	Input json.RawMessage `json:"input,omitempty"`
 }
