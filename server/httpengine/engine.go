@@ -55,8 +55,14 @@ var (
 // http(s) or has a query or fragment.
 func New(baseURL string, opts *Options) (*Engine, error) {
 	u, err := url.Parse(baseURL)
-	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return nil, sortie.Invalidf("host", "%q must be an absolute http(s) URL", baseURL)
+	if err != nil { // not quoted, nor url's error, which quotes it: it may hold a password
+		return nil, sortie.Invalidf("host", "not a URL: want an absolute http(s) URL")
+	}
+	if u.Scheme != "http" && u.Scheme != "https" {
+		return nil, sortie.Invalidf("host", "scheme %.20q: want an absolute http(s) URL, http://HOST:PORT", u.Scheme)
+	}
+	if u.Host == "" {
+		return nil, sortie.Invalidf("host", "no host: want an absolute http(s) URL, http://HOST:PORT")
 	}
 	if u.RawQuery != "" || u.ForceQuery || strings.Contains(baseURL, "#") {
 		// Not quoted: a query may hold a credential.
