@@ -2,6 +2,7 @@ package server_test
 
 import (
 	"context"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -12,6 +13,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/sortie-run/sortie"
+	"github.com/sortie-run/sortie/internal/logbuf"
 	"github.com/sortie-run/sortie/server/httpengine"
 )
 
@@ -33,7 +35,8 @@ func (c *cutter) Flush() { http.NewResponseController(c.ResponseWriter).Flush() 
 
 // TestClientFollowReconnectsLosingNothing: the Go client's Follow over a
 // stream the network cuts after 3 events reconnects with Last-Event-ID;
-// the events it yields are the stored ones, once each.
+// the events it yields are the stored ones, once each, and it says on
+// its logger that it lost the connection and reconnected.
 func TestClientFollowReconnectsLosingNothing(t *testing.T) {
 	r := newRig(t, nil)
 	var streams atomic.Int32
@@ -47,7 +50,8 @@ func TestClientFollowReconnectsLosingNothing(t *testing.T) {
 		r.srv.ServeHTTP(w, req)
 	}))
 	defer proxy.Close()
-	remote, _ := httpengine.New(proxy.URL, nil)
+	var logs logbuf.Buffer
+	remote, _ := httpengine.New(proxy.URL, &httpengine.Options{Logger: slog.New(slog.NewTextHandler(&logs, nil))})
 	client := sortie.NewClient(remote, nil)
 	run := r.submit(t, `{"events": 12, "interval_ms": 10}`)
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
@@ -72,5 +76,9 @@ func TestClientFollowReconnectsLosingNothing(t *testing.T) {
 	}
 	if final == nil || final.State != sortie.StateCompleted {
 		t.Fatalf("final run %+v, want completed", final)
+	}
+	out := logs.String()
+	if strings.Count(out, "lost the connection to the host") != 1 || strings.Count(out, "reconnected to the host") != 1 || !strings.Contains(out, "run="+run.ID.String()) {
+		t.Errorf("the follower logged %q; want one warning that it lost the connection and one that it reconnected, naming the run", out)
 	}
 }

@@ -17,7 +17,9 @@ func (g *globals) openRemote(log *slog.Logger) (*target, error) {
 	if err != nil {
 		return nil, err
 	}
-	e, err := httpengine.New(g.hostURL, &httpengine.Options{Token: token})
+	// The logger (stderr, --log-level) says when a follow loses the host
+	// and when it is back.
+	e, err := httpengine.New(g.hostURL, &httpengine.Options{Token: token, Logger: log})
 	if err != nil {
 		return nil, usagef("--host: %v", err)
 	}

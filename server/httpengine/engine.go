@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -34,6 +35,10 @@ type Options struct {
 	// with ErrUnavailable: long enough to ride out a host restart.
 	// Optional; defaults to 1 min.
 	ReconnectWindow time.Duration
+	// Logger gets a warning when Follow loses its connection to the host
+	// and another when it has reconnected (how long it took; no event is
+	// lost or repeated). Optional; nil logs nothing.
+	Logger *slog.Logger
 }
 
 // Engine is a host's API as a [sortie.ExecutionEngine] and

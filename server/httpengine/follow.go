@@ -63,6 +63,19 @@ func readSSE(r io.Reader, fn func(sseEvent) bool) error {
 	return sc.Err()
 }
 
+// logf logs a Follow warning about run id on Options.Logger; a non-zero
+// since adds how long the stream was down.
+func (e *Engine) logf(msg string, id sortie.RunID, since time.Time, args ...any) {
+	if e.opts.Logger == nil {
+		return
+	}
+	args = append(args, "run", id)
+	if !since.IsZero() {
+		args = append(args, "after", time.Since(since).Round(time.Millisecond))
+	}
+	e.opts.Logger.Warn(msg, args...)
+}
+
 // errNoAnswer marks a request that got no HTTP answer at all.
 var errNoAnswer = errors.New("no answer from the host")
 
@@ -79,8 +92,16 @@ func (e *Engine) Follow(ctx context.Context, id sortie.RunID, after sortie.Curso
 			return
 		}
 		cur, fails, since, reached := after, 0, time.Now(), false
+		var lostAt time.Time // when the stream dropped, until an update comes again
+		emit := func(u sortie.Update, err error) bool {
+			if err == nil && !lostAt.IsZero() {
+				e.logf("follow: reconnected to the host; no event lost", id, lostAt)
+				lostAt = time.Time{}
+			}
+			return yield(u, err)
+		}
 		for {
-			progressed, done, err := e.followOnce(ctx, id, &cur, yield)
+			progressed, done, err := e.followOnce(ctx, id, &cur, emit)
 			if done {
 				return
 			}
@@ -102,6 +123,10 @@ func (e *Engine) Follow(ctx context.Context, id sortie.RunID, after sortie.Curso
 				}
 				yield(sortie.Update{}, err)
 				return
+			}
+			if lostAt.IsZero() {
+				lostAt = time.Now()
+				e.logf("follow: lost the connection to the host; reconnecting", id, time.Time{}, "err", err)
 			}
 			if wait(ctx, backoff) != nil {
 				yield(sortie.Update{}, ctx.Err())
