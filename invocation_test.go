@@ -120,6 +120,8 @@ func TestSubmitRequest(t *testing.T) {
 		{"labels", SubmitRequest{Agent: "a", Labels: map[string]string{"a\x00b": "x"}}},
 		{"labels", SubmitRequest{Agent: "a", Labels: map[string]string{"team": "ops\x1b]0;owned\x07"}}},
 		{"context_id", SubmitRequest{Agent: "a", ContextID: "batch\n7"}},
+		{"context_id", SubmitRequest{Agent: "a", ContextID: "a\u0085b"}},
+		{"labels", SubmitRequest{Agent: "a", Labels: map[string]string{"k": "\u009b31m"}}},
 		{"idempotency_key", SubmitRequest{Agent: "a", IdempotencyKey: "k\x7f"}},
 		{"policy.max_attempts", SubmitRequest{Agent: "a", Policy: Policy{MaxAttempts: 1000}}},
 		{"policy.heartbeat_ms", SubmitRequest{Agent: "a", Policy: Policy{HeartbeatMs: -1}}},

@@ -93,17 +93,17 @@ func ConfigRefsFromMetadata(field string, md map[string]any) ([]string, error) {
 	return refs, nil
 }
 
-// printable reports whether s is valid UTF-8 without C0 control
-// characters (U+0000 to U+001F: NUL, newline, ESC…) or DEL (U+007F): the
-// rule of what the CLI, the logs and the web UI print as they are (labels,
-// context IDs, idempotency keys), so that no value can forge a line or a
-// terminal escape.
+// printable reports whether s is valid UTF-8 without control characters:
+// C0 (U+0000 to U+001F: NUL, newline, ESC…), DEL (U+007F) and C1 (U+0080
+// to U+009F: NEL, CSI…). It is the rule of what the CLI, the logs and the
+// web UI print as they are (labels, context IDs, idempotency keys), so
+// that no value can forge a line or a terminal escape.
 func printable(s string) bool {
 	if !utf8.ValidString(s) {
 		return false
 	}
-	for i := 0; i < len(s); i++ {
-		if c := s[i]; c < 0x20 || c == 0x7f {
+	for _, r := range s {
+		if r < 0x20 || (r >= 0x7f && r <= 0x9f) {
 			return false
 		}
 	}

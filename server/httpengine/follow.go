@@ -126,7 +126,11 @@ func (e *Engine) Follow(ctx context.Context, id sortie.RunID, after sortie.Curso
 			}
 			if lostAt.IsZero() {
 				lostAt = time.Now()
-				e.logf("follow: lost the connection to the host; reconnecting", id, time.Time{}, "err", err)
+				var args []any
+				if err != nil { // nil: the stream ended without the final run
+					args = []any{"err", err}
+				}
+				e.logf("follow: lost the connection to the host; reconnecting", id, time.Time{}, args...)
 			}
 			if wait(ctx, backoff) != nil {
 				yield(sortie.Update{}, ctx.Err())
