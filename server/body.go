@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"strings"
 	"unicode/utf8"
 
 	"github.com/sortie-run/sortie"
@@ -109,17 +108,10 @@ func invalidUTF8At(b []byte) int {
 }
 
 // checkEncoding refuses a body sent with a Content-Encoding other than
-// identity (gzip, ...), which the server does not decode: 415 naming the
-// header, with Accept-Encoding: identity (RFC 7694 §3).
+// identity ([jsonbody.CheckEncoding]): 415 naming the header.
 func checkEncoding(w http.ResponseWriter, r *http.Request) error {
-	for _, v := range r.Header.Values("Content-Encoding") {
-		for c := range strings.SplitSeq(v, ",") {
-			if c = strings.TrimSpace(c); c != "" && !strings.EqualFold(c, "identity") {
-				w.Header().Set("Accept-Encoding", "identity")
-				return &bodyError{status: http.StatusUnsupportedMediaType, field: "Content-Encoding",
-					msg: fmt.Sprintf("Content-Encoding %.40q is not supported; send the body unencoded (identity)", c)}
-			}
-		}
+	if err := jsonbody.CheckEncoding(w, r.Header); err != nil {
+		return &bodyError{status: http.StatusUnsupportedMediaType, field: "Content-Encoding", msg: err.Error()}
 	}
 	return nil
 }

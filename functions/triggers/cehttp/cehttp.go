@@ -1,11 +1,14 @@
 package cehttp
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"net/http"
+	"strings"
 	"time"
 
 	"github.com/cloudevents/sdk-go/v2/binding"
@@ -13,6 +16,7 @@ import (
 	sdkhttp "github.com/cloudevents/sdk-go/v2/protocol/http"
 	"github.com/sortie-run/sortie"
 	"github.com/sortie-run/sortie/functions/triggers"
+	"github.com/sortie-run/sortie/internal/jsonbody"
 	"github.com/sortie-run/sortie/internal/strictjson"
 	"github.com/sortie-run/sortie/wire"
 )
@@ -52,9 +56,12 @@ type Response struct {
 //     "Push subscriptions"), and a redelivery cannot cure a rejection;
 //   - 500 with the outcomes when a run could not be started: the event is
 //     redelivered, and runs it already started are not started again;
-//   - 400 for a request that is not a valid CloudEvent, 415 for a batch
-//     (application/cloudevents-batch+json: one event per request), 413
-//     over MaxBodyBytes, 405 for methods other than POST.
+//   - 400 for a request that is not a valid CloudEvent, a structured
+//     envelope holding an object key twice (named) and a ce-* or
+//     Content-Type header given twice (named); 415 for a batch
+//     (application/cloudevents-batch+json: one event per request) and a
+//     Content-Encoding other than identity; 413 over MaxBodyBytes; 405
+//     for methods other than POST. Nothing is started for any of them.
 func NewHandler(router *triggers.Router, opts *Options) http.Handler {
 	h := &handler{router: router, max: DefaultMaxBodyBytes, log: slog.Default()}
 	if opts != nil && opts.MaxBodyBytes > 0 {
@@ -78,20 +85,30 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 		reply(w, http.StatusMethodNotAllowed, Response{Error: &wire.ErrorDetail{Code: wire.CodeMethodNotAllowed, Message: "POST a CloudEvent"}})
 		return
 	}
+	if err := jsonbody.CheckEncoding(w, req.Header); err != nil {
+		h.log.Warn("trigger: CloudEvent request refused", "status", http.StatusUnsupportedMediaType, "err", err)
+		reply(w, http.StatusUnsupportedMediaType, Response{Error: &wire.ErrorDetail{Code: wire.CodeUnsupportedMediaType, Message: err.Error(), Field: "Content-Encoding"}})
+		return
+	}
+	if name, n := repeatedHeader(req.Header); n > 1 {
+		h.refuse(w, http.StatusBadRequest, fmt.Errorf("header %s given %d times; send it once", name, n), name)
+		return
+	}
 	req.Body = http.MaxBytesReader(w, req.Body, h.max)
 	msg := sdkhttp.NewMessageFromHttpRequest(req)
-	if msg.ReadEncoding() == binding.EncodingBatch {
+	switch msg.ReadEncoding() {
+	case binding.EncodingBatch:
 		h.refuse(w, http.StatusUnsupportedMediaType, errors.New("batched CloudEvents (application/cloudevents-batch+json) are not accepted: POST one event per request, in binary or structured mode"), "")
 		return
+	case binding.EncodingStructured:
+		if !h.checkEnvelope(w, req) {
+			return
+		}
+		msg = sdkhttp.NewMessageFromHttpRequest(req)
 	}
 	e, err := binding.ToEvent(req.Context(), msg)
 	if err != nil {
-		var mbe *http.MaxBytesError
-		if errors.As(err, &mbe) {
-			reply(w, http.StatusRequestEntityTooLarge, Response{Error: &wire.ErrorDetail{Code: wire.CodePayloadTooLarge, Message: fmt.Sprintf("body over %d bytes (the limit)", h.max), Field: "body"}})
-			return
-		}
-		h.refuse(w, http.StatusBadRequest, fmt.Errorf("not a CloudEvent in binary or structured mode: %w", err), "cloudevent")
+		h.refuseUnread(w, err)
 		return
 	}
 	if err := e.Validate(); err != nil {
@@ -104,6 +121,51 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 		return
 	}
 	reply(w, http.StatusOK, Response{Outcomes: out})
+}
+
+// checkEnvelope reads a structured-mode request's body and refuses it,
+// before the SDK decodes it (keeping the last of a key given twice), when
+// it holds an object key twice or nests too deeply ([jsonbody.CheckShape]):
+// {"id":"a","id":"b"} would start a run under "b" where a relay
+// deduplicating on "a" saw one event. It reports whether the request goes
+// on, with its body put back.
+func (h *handler) checkEnvelope(w http.ResponseWriter, req *http.Request) bool {
+	b, err := io.ReadAll(req.Body)
+	if err != nil {
+		h.refuseUnread(w, err)
+		return false
+	}
+	var ve *sortie.ValidationError
+	if errors.As(jsonbody.CheckShape(b), &ve) {
+		h.refuse(w, http.StatusBadRequest, fmt.Errorf("not a valid CloudEvent: %s", ve.Reason), ve.Field)
+		return false
+	}
+	req.Body = io.NopCloser(bytes.NewReader(b))
+	return true
+}
+
+// refuseUnread answers a body that could not be read or decoded: 413 over
+// the limit, else 400.
+func (h *handler) refuseUnread(w http.ResponseWriter, err error) {
+	var mbe *http.MaxBytesError
+	if errors.As(err, &mbe) {
+		reply(w, http.StatusRequestEntityTooLarge, Response{Error: &wire.ErrorDetail{Code: wire.CodePayloadTooLarge, Message: fmt.Sprintf("body over %d bytes (the limit)", h.max), Field: "body"}})
+		return
+	}
+	h.refuse(w, http.StatusBadRequest, fmt.Errorf("not a CloudEvent in binary or structured mode: %w", err), "cloudevent")
+}
+
+// repeatedHeader returns a CloudEvents header (ce-*, or Content-Type,
+// which decides the mode) given more than once and how many times, or
+// ("", 0). The SDK reads the first of them, where a relay may read
+// another: a second ce-id would make one delivery two events.
+func repeatedHeader(h http.Header) (string, int) {
+	for k, v := range h {
+		if len(v) > 1 && (strings.HasPrefix(strings.ToLower(k), "ce-") || strings.EqualFold(k, "Content-Type")) {
+			return strings.ToLower(k), len(v)
+		}
+	}
+	return "", 0
 }
 
 // refuse answers a request it will not route: 415 for a batch, 400 for
