@@ -7,6 +7,7 @@ import (
 
 	"github.com/aws/aws-lambda-go/events"
 	"github.com/sortie-run/sortie"
+	"github.com/sortie-run/sortie/internal/strictjson"
 )
 
 // Record is one item of a delivery: an event to route (with the records
@@ -40,7 +41,8 @@ const s3TestIgnored = "s3:TestEvent: the test notification S3 sends when a bucke
 // (id, source, detail-type), a CloudEvent (specversion), an S3 test
 // notification (s3:TestEvent), or a Records batch of S3, SQS or SNS
 // records (by the first record's event source). It returns a
-// [*sortie.ValidationError] for anything else.
+// [*sortie.ValidationError] for anything else, and for an event whose own
+// object holds a key twice (named).
 func DetectKind(raw json.RawMessage) (Kind, error) {
 	var probe struct {
 		ID         *string           `json:"id"`
@@ -51,6 +53,11 @@ func DetectKind(raw json.RawMessage) (Kind, error) {
 	}
 	if err := json.Unmarshal(raw, &probe); err != nil {
 		return "", sortie.Invalidf("event", "not a JSON object: %v", err)
+	}
+	// The event's own keys: {"Records":[],"Records":[...]} would be read
+	// as its last batch. A key twice in a record refuses that record.
+	if _, err := strictjson.ScanTop(raw, 1); err != nil {
+		return "", sortie.Invalidf("event", "%v", err)
 	}
 	switch {
 	case probe.Spec != nil:

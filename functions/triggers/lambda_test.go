@@ -222,3 +222,24 @@ func TestHandleLambdaRefusesUnknownShapes(t *testing.T) {
 		t.Errorf("refused events started %d runs, want none", len(runs))
 	}
 }
+
+// An event whose own object holds a key twice ({"Records":[],
+// "Records":[...]}, read as its last batch) is refused naming the key,
+// from Lambda and from a replay ("sortie trigger --event"); nothing starts.
+func TestEventWithKeyTwiceIsRefused(t *testing.T) {
+	router, r := newRouter(t)
+	var s3 struct{ Records json.RawMessage }
+	if err := json.Unmarshal(readSample(t, "aws/s3-event.json"), &s3); err != nil || len(s3.Records) == 0 {
+		t.Fatalf("s3 sample: %v", err)
+	}
+	twice := json.RawMessage(`{"Records":[],"Records":` + string(s3.Records) + `}`)
+	if _, err := router.HandleLambda(context.Background(), twice); err == nil || !strings.Contains(err.Error(), `duplicate object key "Records"`) {
+		t.Errorf("HandleLambda(Records twice) = %v, want a refusal naming Records", err)
+	}
+	if _, err := router.Replay(context.Background(), twice); err == nil || !strings.Contains(err.Error(), `duplicate object key "Records"`) {
+		t.Errorf("Replay(Records twice) = %v, want a refusal naming Records", err)
+	}
+	if runs := r.Runs(t); len(runs) != 0 {
+		t.Errorf("refused events started %d runs, want none", len(runs))
+	}
+}

@@ -62,6 +62,15 @@ func Scan(b []byte) (depth int, err error) {
 	return s.scan(b)
 }
 
+// ScanTop is [Scan] checking only the keys of objects at most levels
+// deep (1: the value's own keys), so a key twice deeper down, which the
+// caller refuses part by part (a batch's records), does not hide a key
+// twice at the top, nor stand for one.
+func ScanTop(b []byte, levels int) (depth int, err error) {
+	s := scanner{levels: levels}
+	return s.scan(b)
+}
+
 // smallObject is how many keys an object holds before its keys are also
 // kept in a map (below it, a linear search is cheaper).
 const smallObject = 16
@@ -73,6 +82,9 @@ type scanner struct {
 	keys  [][]byte // the keys of the open objects, outer objects' first
 	maps  []map[string]struct{}
 	depth int
+	// levels: only objects at most this deep have their keys checked;
+	// 0 is every object.
+	levels int
 }
 
 // frame is one open array or object.
@@ -89,7 +101,7 @@ func (s *scanner) scan(b []byte) (int, error) {
 		switch b[i] {
 		case '"':
 			end := stringEnd(b, i+1)
-			if expectKey {
+			if expectKey && (s.levels == 0 || len(s.open) <= s.levels) {
 				if err := s.addKey(b[i+1:end], i); err != nil {
 					return s.depth, err
 				}

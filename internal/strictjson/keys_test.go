@@ -100,6 +100,30 @@ func TestScanDepth(t *testing.T) {
 	}
 }
 
+// ScanTop checks the keys of the top levels only: a key twice deeper
+// down neither stands for one at the top nor hides it.
+func TestScanTop(t *testing.T) {
+	for _, c := range []struct {
+		in, key string
+	}{
+		{`{"a":[{"x":1,"x":2}],"b":1}`, ""},
+		{`{"a":[{"x":1,"x":2}],"a":[]}`, "a"},
+		{`{"a":{"x":1},"b":{"x":2,"y":{"z":1,"z":2}}}`, ""},
+	} {
+		_, err := ScanTop([]byte(c.in), 1)
+		got := ""
+		if de := (*DuplicateKeyError)(nil); errors.As(err, &de) {
+			got = de.Key
+		}
+		if got != c.key || (c.key == "" && err != nil) {
+			t.Errorf("ScanTop(%s, 1) = %v, want key %q twice (\"\" none)", c.in, err, c.key)
+		}
+	}
+	if _, err := ScanTop([]byte(`{"a":{"x":1,"x":2}}`), 2); !errors.Is(err, ErrDuplicateKey) {
+		t.Errorf("ScanTop(x twice at level 2, 2) = %v, want it refused", err)
+	}
+}
+
 func TestDuplicateKeyErrorTruncatesKey(t *testing.T) {
 	long := strings.Repeat("k", 5000)
 	err := Unmarshal([]byte(`{"`+long+`":1,"`+long+`":2}`), new(any))
