@@ -168,8 +168,12 @@ func fieldPath(tokens []string) string {
 	return b.String()
 }
 
-// utf8BOM is the UTF-8 byte-order mark.
-const utf8BOM = "\xef\xbb\xbf"
+// utf8BOM is the UTF-8 byte-order mark, and bomReason why a body
+// starting with one is refused.
+const (
+	utf8BOM   = "\xef\xbb\xbf"
+	bomReason = "starts with a UTF-8 byte-order mark (EF BB BF); JSON text must not begin with one (RFC 8259 §8.1)"
+)
 
 // syntaxReason says why b is not one JSON value: it starts with a
 // byte-order mark, which RFC 8259 §8.1 says a JSON text must not add, or
@@ -177,7 +181,7 @@ const utf8BOM = "\xef\xbb\xbf"
 // is the last of them).
 func syntaxReason(b []byte) string {
 	if bytes.HasPrefix(b, []byte(utf8BOM)) {
-		return "starts with a UTF-8 byte-order mark (EF BB BF); JSON text must not begin with one (RFC 8259 §8.1)"
+		return bomReason
 	}
 	var raw json.RawMessage // checks the syntax without building the value
 	var se *json.SyntaxError

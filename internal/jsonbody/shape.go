@@ -1,6 +1,7 @@
 package jsonbody
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 
@@ -19,8 +20,13 @@ const MaxDepth = 4 * sortie.MaxJSONDepth
 // decoder, or two decoders, might read differently), as a
 // [*sortie.ValidationError]: field "body" for the depth, else the object
 // holding the key ("variables.a[0]"; "body" for the top level). A body
-// that is not valid JSON passes: its decoder reports it.
+// starting with a UTF-8 byte-order mark is refused saying so (field
+// "body"); any other body that is not valid JSON passes: its decoder
+// reports it.
 func CheckShape(b []byte) error {
+	if bytes.HasPrefix(b, []byte(utf8BOM)) {
+		return sortie.Invalidf("body", "%s", bomReason)
+	}
 	d, err := strictjson.Scan(b)
 	if d > MaxDepth {
 		return sortie.Invalidf("body", "nested %d levels deep; the values in a request may nest at most sortie.MaxJSONDepth (%d) levels", d, sortie.MaxJSONDepth)

@@ -8,6 +8,9 @@ import (
 	"io"
 	"net/http"
 
+	"github.com/a2aproject/a2a-go/v2/a2a"
+	"github.com/a2aproject/a2a-go/v2/errordetails"
+
 	"github.com/sortie-run/sortie"
 	"github.com/sortie-run/sortie/internal/jsonbody"
 )
@@ -21,13 +24,21 @@ const (
 
 // checkRPCBody reads a JSON-RPC request's body (at most maxBody bytes) and
 // refuses, as the rest of the host's API does, one nested deeper than
-// jsonbody.MaxDepth or holding an object key twice ({"id":1,"id":2} would
-// be answered about whichever id a2a-go's decoder keeps): a JSON-RPC
-// invalid-request error naming the key, id null. It reports whether the
+// jsonbody.MaxDepth, starting with a UTF-8 byte-order mark or holding an
+// object key twice ({"id":1,"id":2} would be answered about whichever id
+// a2a-go's decoder keeps): a JSON-RPC invalid-request error naming the
+// key, id null; one sent with a Content-Encoding other than identity is
+// the same error with HTTP status 415, naming the header. It reports whether the
 // request goes on, with its body put back for a2a-go to decode.
 func checkRPCBody(w http.ResponseWriter, r *http.Request, maxBody int64) bool {
 	if r.Method != http.MethodPost {
 		return true // a2a-go refuses other methods
+	}
+	if err := jsonbody.CheckEncoding(w, r.Header); err != nil {
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusUnsupportedMediaType)
+		writeRPCError(w, rpcInvalidRequest, err.Error(), map[string]any{"field": "Content-Encoding"})
+		return false
 	}
 	b, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxBody))
 	var mbe *http.MaxBytesError
@@ -57,4 +68,51 @@ func writeRPCError(w http.ResponseWriter, code int, msg string, data any) {
 	}
 	w.Header().Set("Content-Type", "application/json")
 	_ = json.NewEncoder(w).Encode(map[string]any{"jsonrpc": "2.0", "id": nil, "error": e})
+}
+
+// checkRESTBody is checkRPCBody for the REST binding, whose errors are
+// google.rpc.Status bodies (as a2a-go answers): 415 for a Content-Encoding
+// other than identity, 413 over maxBody, 400 for a body [jsonbody.CheckShape]
+// refuses ({"message":..,"message":..} would run whichever a2a-go keeps),
+// each naming the header or field in a details entry. It reports whether
+// the request goes on, with its body put back.
+func checkRESTBody(w http.ResponseWriter, r *http.Request, maxBody int64) bool {
+	if err := jsonbody.CheckEncoding(w, r.Header); err != nil {
+		writeRESTError(w, http.StatusUnsupportedMediaType, err.Error(), "Content-Encoding")
+		return false
+	}
+	b, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxBody))
+	var mbe *http.MaxBytesError
+	var ve *sortie.ValidationError
+	switch {
+	case errors.As(err, &mbe):
+		writeRESTError(w, http.StatusRequestEntityTooLarge, fmt.Sprintf("invalid body: over the limit of %d bytes", maxBody), "body")
+		return false
+	case err != nil:
+		writeRESTError(w, http.StatusBadRequest, "reading the body: "+err.Error(), "body")
+		return false
+	case errors.As(jsonbody.CheckShape(b), &ve):
+		writeRESTError(w, http.StatusBadRequest, ve.Error(), ve.Field)
+		return false
+	}
+	r.Body = io.NopCloser(bytes.NewReader(b))
+	return true
+}
+
+// writeRESTError answers a REST request a2a-go has not read, in the
+// google.rpc.Status shape a2a-go answers its own errors in: status is
+// the HTTP status, field (when not "") is named in a details entry.
+func writeRESTError(w http.ResponseWriter, status int, msg, field string) {
+	grpc := "INVALID_ARGUMENT"
+	if status == http.StatusUnsupportedMediaType {
+		grpc = "FAILED_PRECONDITION"
+	}
+	var details []*errordetails.Typed
+	if field != "" {
+		details = append(details, errordetails.NewFromStruct(map[string]any{"field": field}))
+	}
+	details = append(details, errordetails.NewErrorInfo(a2a.ErrorReason(a2a.ErrInvalidRequest), a2a.ProtocolDomain, nil))
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_ = json.NewEncoder(w).Encode(map[string]any{"error": map[string]any{"code": status, "status": grpc, "message": msg, "details": details}})
 }

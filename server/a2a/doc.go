@@ -1,10 +1,14 @@
 // Package a2a serves a Sortie host's runs to any A2A client (the Agent2Agent
 // protocol, through github.com/a2aproject/a2a-go/v2): a [Handler] serves the
 // agent card at [CardPath], the JSON-RPC binding at [JSONRPCPath] and the
-// HTTP+JSON binding under [RESTPath]. A JSON-RPC body holding an object
-// key twice, or nested deeper than the host's API allows, is answered a
-// JSON-RPC invalid-request error (-32600, id null) naming the key before
-// a2a-go decodes it, so a request means one thing.
+// HTTP+JSON binding under [RESTPath]. A body holding an object key
+// twice, nested deeper than the host's API allows or starting with a
+// UTF-8 byte-order mark is refused before a2a-go decodes it, so a request
+// means one thing: on JSON-RPC an invalid-request error (-32600, id null)
+// naming the key, on REST HTTP 400 in the binding's google.rpc.Status
+// shape with the field in a details entry. A body sent with a
+// Content-Encoding other than identity is HTTP 415 naming the header on
+// both, with Accept-Encoding: identity.
 //
 // Tasks are runs, read from and written to the engine's control plane, so
 // a task survives a host restart and its worker runs wherever the

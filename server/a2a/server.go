@@ -3,7 +3,6 @@ package a2a
 import (
 	"cmp"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -229,7 +228,9 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			h.jsonrpc.ServeHTTP(flusher{w}, r)
 		}
 	case strings.HasPrefix(r.URL.Path, RESTPath+"/"):
-		r.Body = http.MaxBytesReader(w, r.Body, h.maxBody)
+		if !checkRESTBody(w, r, h.maxBody) {
+			return
+		}
 		if streamsOnREST(r) {
 			p := newPreStream(w)
 			h.rest.ServeHTTP(p, r)
@@ -245,13 +246,11 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // tooLarge refuses a body whose declared length is over the limit, before
 // reading it: a JSON-RPC invalid-request error, or 413 on the REST binding.
 // (A body without a declared length is cut at the limit while it is read:
-// the same error from checkRPCBody, a parse error from a2a-go on REST.)
+// the same error from checkRPCBody and checkRESTBody.)
 func (h *Handler) tooLarge(w http.ResponseWriter, r *http.Request) {
 	msg := fmt.Sprintf("invalid body: %d bytes, limit %d", r.ContentLength, h.maxBody)
-	w.Header().Set("Content-Type", "application/json")
 	if r.URL.Path != JSONRPCPath {
-		w.WriteHeader(http.StatusRequestEntityTooLarge)
-		_ = json.NewEncoder(w).Encode(map[string]any{"error": map[string]any{"code": http.StatusRequestEntityTooLarge, "status": "INVALID_ARGUMENT", "message": msg}})
+		writeRESTError(w, http.StatusRequestEntityTooLarge, msg, "body")
 		return
 	}
 	writeRPCError(w, rpcInvalidRequest, msg, nil)
