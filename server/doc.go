@@ -33,7 +33,9 @@
 // validated against a JSON Schema (santhosh-tekuri/jsonschema, draft
 // 2020-12; the schemas are in schemas/) before anything runs, then by the
 // sortie types' own checks. A query parameter the route does not take, or
-// one given more than once, is answered 400 naming it. Another method on a route's path is answered
+// one given more than once, is answered 400 naming it, as is an
+// Authorization, Content-Type, Last-Event-ID or Idempotency-Key header
+// given more than once (on every route, before authentication). Another method on a route's path is answered
 // 405 with Allow; a path with ".", ".." or empty segments 400.
 //
 // Event streams: each event is "id: ATTEMPT.SEQ", "event: event" and its

@@ -6,8 +6,39 @@ import (
 	"path"
 	"strings"
 
+	"github.com/sortie-run/sortie"
 	"github.com/sortie-run/sortie/wire"
 )
+
+// singleHeaders are the request headers given at most once: a second
+// one (Authorization: a valid token then a wrong one, or the reverse)
+// means something other to each reader, where Go's Header.Get reads the
+// first.
+var singleHeaders = []string{"Authorization", "Content-Type", "Last-Event-ID", wire.IdempotencyKeyHeader}
+
+// checkSingleHeaders returns a [*sortie.ValidationError] naming the
+// first of singleHeaders that h holds more than once, or nil.
+func checkSingleHeaders(h http.Header) error {
+	for _, name := range singleHeaders {
+		if n := len(h.Values(name)); n > 1 {
+			return sortie.Invalidf(name, "header given %d times; send it once", n)
+		}
+	}
+	return nil
+}
+
+// onceHeaders answers a request that gives one of singleHeaders more
+// than once 400 naming it, before anything else (authentication
+// included) reads the request.
+func (s *Server) onceHeaders(h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if err := checkSingleHeaders(r.Header); err != nil {
+			s.writeError(w, r, err)
+			return
+		}
+		h.ServeHTTP(w, r)
+	})
+}
 
 // probeMethods are the methods a route may take, in the order an Allow
 // header lists them.

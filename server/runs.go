@@ -19,10 +19,6 @@ import (
 // than queued where the workers' heartbeats would wait behind them).
 func (s *Server) submit(w http.ResponseWriter, r *http.Request) {
 	var req sortie.SubmitRequest
-	if n := len(r.Header.Values(wire.IdempotencyKeyHeader)); n > 1 {
-		s.writeError(w, r, sortie.Invalidf(wire.IdempotencyKeyHeader, "header given %d times; send one key", n))
-		return
-	}
 	if err := decode(s.schemas, w, r, "submit", s.maxSubmitBytes(), &req); err != nil {
 		s.writeError(w, r, err)
 		return

@@ -216,7 +216,7 @@ func (s *Server) routes() http.Handler {
 		s.mountUI(mux)
 	}
 	mux.HandleFunc("/", noRoute(mux, "/"))
-	return canonicalPaths(mux)
+	return s.onceHeaders(canonicalPaths(mux))
 }
 
 // mountUI serves the web UI at /ui/ over mux's API routes. /ui redirects
