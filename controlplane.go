@@ -302,8 +302,11 @@ func (q *ListQuery) Validate() error {
 			return err
 		}
 	}
-	if len(q.ContextID) > 256 || len(q.PageToken) > 1024 {
-		return invalidf("context_id", "context ID at most 256 bytes, page token at most 1024")
+	if len(q.ContextID) > 256 {
+		return invalidf("context_id", "%d bytes, at most 256", len(q.ContextID))
+	}
+	if len(q.PageToken) > 1024 {
+		return invalidf("page_token", "%d bytes, at most 1024", len(q.PageToken))
 	}
 	return nil
 }
