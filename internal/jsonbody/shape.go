@@ -29,7 +29,7 @@ func CheckShape(b []byte) error {
 	}
 	d, err := strictjson.Scan(b)
 	if d > MaxDepth {
-		return sortie.Invalidf("body", "nested %d levels deep; the values in a request may nest at most sortie.MaxJSONDepth (%d) levels", d, sortie.MaxJSONDepth)
+		return sortie.Invalidf("body", "nested %d levels deep; a request body may nest at most %d levels (jsonbody.MaxDepth), and each value in it at most sortie.MaxJSONDepth (%d)", d, MaxDepth, sortie.MaxJSONDepth)
 	}
 	var de *strictjson.DuplicateKeyError
 	if errors.As(err, &de) && json.Valid(b) {
