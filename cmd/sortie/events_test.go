@@ -125,3 +125,43 @@ func TestServeTriggerRulesChecked(t *testing.T) {
 		t.Errorf("POST /v1/events on a host without --trigger-rules = %d, want 404", code)
 	}
 }
+
+// A host refuses, naming the key or header, a structured event whose
+// envelope has "id" twice (the SDK kept the second: a relay's one event
+// would be two runs), a ce-id header twice (the SDK kept the first), a
+// Content-Type twice and a gzipped body (415); nothing starts.
+func TestServeRefusesCloudEventsGivenTwice(t *testing.T) {
+	c := newCLI(t)
+	const token = "cloudevents-test-token-0123456789"
+	url, _ := startServe(t, c, []string{"SORTIE_API_TOKENS=" + token}, "--trigger-rules", exampleRules)
+	pubsub, err := os.ReadFile(filepath.Join("..", "..", exampleEvents, "pubsub-message-published.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	idTwice := bytes.Replace(pubsub, []byte(`"id": "2070443601311540",`), []byte(`"id": "2070443601311540", "id": "another",`), 1)
+	if bytes.Equal(idTwice, pubsub) {
+		t.Fatal("the example has no id to repeat")
+	}
+	binBody, ceIDTwice := binaryMode(t, exampleEvents+"pubsub-message-published.json")
+	ceIDTwice.Add("ce-id", "another")
+	for _, tc := range []struct {
+		name        string
+		body        []byte
+		h           http.Header
+		code        int
+		field, says string
+	}{
+		{"id twice", idTwice, http.Header{"Content-Type": {"application/cloudevents+json"}}, 400, "body", `duplicate object key "id"`},
+		{"ce-id twice", binBody, ceIDTwice, 400, "ce-id", "given 2 times"},
+		{"Content-Type twice", pubsub, http.Header{"Content-Type": {"application/cloudevents+json", "application/json"}}, 400, "Content-Type", "given 2 times"},
+		{"gzip", pubsub, http.Header{"Content-Type": {"application/cloudevents+json"}, "Content-Encoding": {"gzip"}}, 415, "Content-Encoding", "not supported"},
+	} {
+		code, out := postEvent(t, url, token, tc.body, tc.h)
+		if code != tc.code || out.Error == nil || out.Error.Field != tc.field || !strings.Contains(out.Error.Message, tc.says) {
+			t.Errorf("POST /v1/events %s = %d %+v, want %d naming %s: %q", tc.name, code, out.Error, tc.code, tc.field, tc.says)
+		}
+	}
+	if n := c.runCount(); n != 0 {
+		t.Errorf("refused deliveries started %d runs, want none", n)
+	}
+}

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"io/fs"
@@ -162,10 +163,19 @@ func TestTriggerRefusesInvalidInput(t *testing.T) {
 	if err := os.WriteFile(badRules, []byte(`{"version":"sortie.triggers/v1","rules":[{"name":"x","match":{"kind":"s3","typ":"a"},"agent":"probe"}]}`), 0o600); err != nil {
 		t.Fatal(err)
 	}
+	s3, err := os.ReadFile(filepath.Join("..", "..", exampleEvents, "s3-object-created.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	twice := filepath.Join(t.TempDir(), "twice.json")
+	if err := os.WriteFile(twice, append([]byte(`{"Records":[],`), bytes.TrimPrefix(bytes.TrimSpace(s3), []byte("{"))...), 0o600); err != nil {
+		t.Fatal(err)
+	}
 	for _, tc := range []struct {
 		args []string
 		want string
 	}{
+		{[]string{"--rules", exampleRules, "--event", twice}, `duplicate object key "Records"`},
 		{[]string{"--rules", exampleRules, "--event", "go.mod"}, "--event go.mod"},
 		{[]string{"--rules", exampleRules, "--event", "examples/triggers/README.md"}, "--event"},
 		{[]string{"--rules", exampleRules}, "--event"},
