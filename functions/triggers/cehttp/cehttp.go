@@ -7,7 +7,9 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"maps"
 	"net/http"
+	"slices"
 	"strings"
 	"time"
 
@@ -160,8 +162,8 @@ func (h *handler) refuseUnread(w http.ResponseWriter, err error) {
 // ("", 0). The SDK reads the first of them, where a relay may read
 // another: a second ce-id would make one delivery two events.
 func repeatedHeader(h http.Header) (string, int) {
-	for k, v := range h {
-		if len(v) > 1 && (strings.HasPrefix(strings.ToLower(k), "ce-") || strings.EqualFold(k, "Content-Type")) {
+	for _, k := range slices.Sorted(maps.Keys(h)) {
+		if v := h[k]; len(v) > 1 && (strings.HasPrefix(strings.ToLower(k), "ce-") || strings.EqualFold(k, "Content-Type")) {
 			return strings.ToLower(k), len(v)
 		}
 	}
