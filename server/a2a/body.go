@@ -101,12 +101,10 @@ func checkRESTBody(w http.ResponseWriter, r *http.Request, maxBody int64) bool {
 
 // writeRESTError answers a REST request a2a-go has not read, in the
 // google.rpc.Status shape a2a-go answers its own errors in: status is
-// the HTTP status, field (when not "") is named in a details entry.
+// the HTTP status (the google.rpc status is INVALID_ARGUMENT, as a2a-go
+// gives a body it cannot read), field (when not "") is named in a details
+// entry.
 func writeRESTError(w http.ResponseWriter, status int, msg, field string) {
-	grpc := "INVALID_ARGUMENT"
-	if status == http.StatusUnsupportedMediaType {
-		grpc = "FAILED_PRECONDITION"
-	}
 	var details []*errordetails.Typed
 	if field != "" {
 		details = append(details, errordetails.NewFromStruct(map[string]any{"field": field}))
@@ -114,5 +112,5 @@ func writeRESTError(w http.ResponseWriter, status int, msg, field string) {
 	details = append(details, errordetails.NewErrorInfo(a2a.ErrorReason(a2a.ErrInvalidRequest), a2a.ProtocolDomain, nil))
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(status)
-	_ = json.NewEncoder(w).Encode(map[string]any{"error": map[string]any{"code": status, "status": grpc, "message": msg, "details": details}})
+	_ = json.NewEncoder(w).Encode(map[string]any{"error": map[string]any{"code": status, "status": "INVALID_ARGUMENT", "message": msg, "details": details}})
 }
