@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"unicode/utf8"
 
 	"github.com/sortie-run/sortie"
 	"github.com/sortie-run/sortie/internal/jsonbody"
@@ -77,34 +76,15 @@ func decode(s schemas, w http.ResponseWriter, r *http.Request, name string, limi
 }
 
 // checkJSONBody refuses a body declared other than JSON (415; one without
-// a Content-Type is taken as JSON, as clients that set none rely on), one
-// that is not valid UTF-8, naming the first bad byte, or one
-// [jsonbody.CheckShape] refuses (too deep, a key twice), naming the
+// a Content-Type is taken as JSON, as clients that set none rely on), or
+// one [jsonbody.CheckShape] refuses (too deep, a key twice), naming the
 // field and the key.
 func checkJSONBody(r *http.Request, b []byte) error {
 	if ct := r.Header.Get("Content-Type"); ct != "" && !jsonbody.IsJSON(ct) {
 		return &bodyError{status: http.StatusUnsupportedMediaType,
 			msg: fmt.Sprintf("Content-Type %.60q is not JSON; send the body as application/json", r.Header.Get("Content-Type"))}
 	}
-	if n := invalidUTF8At(b); n >= 0 {
-		// encoding/json would store U+FFFD in its place: the value read
-		// back would not be the value sent.
-		return sortie.Invalidf("body", "not valid UTF-8 at byte %d: JSON text is UTF-8 (RFC 8259 §8.1)", n)
-	}
 	return jsonbody.CheckShape(b)
-}
-
-// invalidUTF8At is the offset of the first byte of b that is not valid
-// UTF-8, or -1.
-func invalidUTF8At(b []byte) int {
-	for i := 0; i < len(b); {
-		r, size := utf8.DecodeRune(b[i:])
-		if r == utf8.RuneError && size == 1 {
-			return i
-		}
-		i += size
-	}
-	return -1
 }
 
 // checkEncoding refuses a body sent with a Content-Encoding other than

@@ -24,3 +24,26 @@ func TestCheckShapeDepthNamesBothLimits(t *testing.T) {
 		t.Errorf("CheckShape(%d levels) = %v, want body refused saying %q", MaxDepth+1, err, want)
 	}
 }
+
+// A body that is not valid UTF-8 is refused naming the first bad byte
+// (a lone continuation byte, a truncated sequence, an encoded surrogate);
+// valid multi-byte text passes.
+func TestCheckShapeRefusesInvalidUTF8(t *testing.T) {
+	for _, tc := range []struct {
+		body string
+		at   int
+	}{
+		{"{\"a\":\"\xff\"}", 6},
+		{"{\"a\":\"caf\xc3\"}", 9},
+		{"{\"é\":\"\xed\xa0\x80\"}", 7},
+	} {
+		err := CheckShape([]byte(tc.body))
+		var ve *sortie.ValidationError
+		if !errors.As(err, &ve) || ve.Field != "body" || !strings.Contains(ve.Reason, fmt.Sprintf("not valid UTF-8 at byte %d", tc.at)) {
+			t.Errorf("CheckShape(%q) = %v, want body refused at byte %d", tc.body, err, tc.at)
+		}
+	}
+	if err := CheckShape([]byte(`{"é":"naïve 😀"}`)); err != nil {
+		t.Errorf("CheckShape(valid UTF-8) = %v, want nil", err)
+	}
+}
