@@ -2,7 +2,6 @@ package sortie
 
 import (
 	"encoding/json"
-	"net/url"
 	"slices"
 
 	"github.com/sortie-run/sortie/internal/strictjson"
@@ -239,9 +238,8 @@ func (r *Report) validate() error {
 	case ReportControlPlane:
 		return nil
 	case ReportCallback:
-		u, err := url.Parse(r.CallbackURL)
-		if err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" {
-			return invalidf("report.callback_url", "%.200q must be an absolute http(s) URL", r.CallbackURL)
+		if err := CheckHTTPURL("report.callback_url", r.CallbackURL); err != nil {
+			return err
 		}
 		if r.Token == "" || len(r.Token) > 4096 {
 			return invalidf("report.token", "must be 1-4096 bytes")

@@ -3,7 +3,6 @@ package sortie
 import (
 	"context"
 	"encoding/json"
-	"net/url"
 	"unicode/utf8"
 )
 
@@ -89,9 +88,8 @@ func (p *PushConfig) Validate() error {
 	if len(p.URL) > 2048 || !utf8.ValidString(p.URL) {
 		return invalidf("url", "must be valid UTF-8 of at most 2048 bytes, got %d", len(p.URL))
 	}
-	u, err := url.Parse(p.URL)
-	if err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" || u.User != nil {
-		return invalidf("url", "%.200q must be an absolute http(s) URL without user info", p.URL)
+	if err := CheckHTTPURL("url", p.URL); err != nil {
+		return err
 	}
 	if p.KeyID != "" {
 		if err := checkName("key_id", p.KeyID); err != nil {

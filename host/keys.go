@@ -100,7 +100,7 @@ func (h *Host) openCallbacks() error {
 	}
 	base := h.cfg.API.callbackBase()
 	if h.issuer, err = callback.NewIssuer(h.keys, base, nil); err != nil {
-		return sortie.Invalidf("API.CallbackURL", "%q: must be an absolute http(s) URL without query", base)
+		return sortie.Invalidf("API.CallbackURL", "%.200q: must be an absolute http(s) URL without user info, query or fragment", sortie.SafeURL(base))
 	}
 	return nil
 }

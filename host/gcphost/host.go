@@ -49,7 +49,7 @@ func (c *Config) Validate() error {
 	}
 	if c.Service != "" {
 		if u, err := url.Parse(c.Service); err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" {
-			return sortie.Invalidf("Service", "%q must be the service's absolute https URL", c.Service)
+			return sortie.Invalidf("Service", "%.200q must be the service's absolute https URL", sortie.SafeURL(c.Service))
 		}
 	}
 	return nil

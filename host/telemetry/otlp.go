@@ -13,6 +13,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/sortie-run/sortie"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 )
 
@@ -58,7 +59,7 @@ func newExporter() (*exporter, error) {
 		u = strings.TrimRight(os.Getenv("OTEL_EXPORTER_OTLP_ENDPOINT"), "/") + "/v1/traces"
 	}
 	if p, err := url.Parse(u); err != nil || (p.Scheme != "http" && p.Scheme != "https") || p.Host == "" {
-		return nil, fmt.Errorf("OTEL_EXPORTER_OTLP_ENDPOINT: %q is not an absolute http(s) URL", u)
+		return nil, fmt.Errorf("OTEL_EXPORTER_OTLP_ENDPOINT: %.200q is not an absolute http(s) URL", sortie.SafeURL(u))
 	}
 	if p := env("PROTOCOL"); p != "" && p != "http/protobuf" {
 		return nil, fmt.Errorf("OTEL_EXPORTER_OTLP_PROTOCOL: %q is not supported; use http/protobuf", p)

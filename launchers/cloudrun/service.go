@@ -47,7 +47,7 @@ var _ sortie.Launcher = (*ServiceLauncher)(nil)
 func NewService(opts ServiceOptions) (*ServiceLauncher, error) {
 	u, err := url.Parse(opts.URL)
 	if err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" {
-		return nil, sortie.Invalidf("url", "%q must be an absolute https URL", opts.URL)
+		return nil, sortie.Invalidf("url", "%.200q must be an absolute https URL", sortie.SafeURL(opts.URL))
 	}
 	if opts.Client == nil {
 		return nil, sortie.Invalidf("client", "an *http.Client is required (idtoken.NewClient in production)")

@@ -22,7 +22,7 @@ type Dialer func(ctx context.Context, agentURL string) (sortie.ExecutionEngine, 
 func Single(agentURL string, e sortie.ExecutionEngine) Dialer {
 	return func(_ context.Context, u string) (sortie.ExecutionEngine, error) {
 		if u != agentURL {
-			return nil, sortie.Invalidf("agent_url", "%.80q is not a Sortie host this transport knows (want %q)", u, agentURL)
+			return nil, sortie.Invalidf("agent_url", "%.80q is not a Sortie host this transport knows (want %q)", sortie.SafeURL(u), sortie.SafeURL(agentURL))
 		}
 		return e, nil
 	}

@@ -42,9 +42,11 @@ func NewIssuer(keys *Keyring, baseURL string, opts *IssuerOptions) (*Issuer, err
 	if keys == nil {
 		return nil, sortie.Invalidf("keys", "a keyring is required")
 	}
-	u, err := url.Parse(baseURL)
-	if err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" || u.RawQuery != "" || u.Fragment != "" || u.User != nil {
-		return nil, sortie.Invalidf("base_url", "%.200q must be an absolute http(s) URL without user, query or fragment", baseURL)
+	if err := sortie.CheckHTTPURL("base_url", baseURL); err != nil {
+		return nil, err
+	}
+	if u, _ := url.Parse(baseURL); u.RawQuery != "" || u.ForceQuery || u.Fragment != "" {
+		return nil, sortie.Invalidf("base_url", "%.200q must have no query or fragment", sortie.SafeURL(baseURL))
 	}
 	i := &Issuer{keys: keys, url: strings.TrimRight(baseURL, "/") + PathPrefix, grace: DefaultGrace}
 	if opts != nil && opts.Grace > 0 {

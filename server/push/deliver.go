@@ -245,7 +245,7 @@ func errorText(err error, rawURL string) string {
 	msg := err.Error()
 	var ue *url.Error
 	if errors.As(err, &ue) {
-		msg = fmt.Sprintf("%s %q: %v", ue.Op, stripURL(ue.URL), ue.Err)
+		msg = fmt.Sprintf("%s %q: %v", ue.Op, sortie.SafeURL(ue.URL), ue.Err)
 	}
 	if u, perr := url.Parse(rawURL); perr == nil {
 		for _, s := range []string{u.RawQuery, u.Fragment} {
@@ -255,16 +255,6 @@ func errorText(err error, rawURL string) string {
 		}
 	}
 	return msg
-}
-
-// stripURL returns raw without query and fragment.
-func stripURL(raw string) string {
-	u, err := url.Parse(raw)
-	if err != nil {
-		return "(unparsable URL)"
-	}
-	u.RawQuery, u.ForceQuery, u.Fragment, u.RawFragment, u.User = "", false, "", "", nil
-	return u.String()
 }
 
 // host is the URL's host, for logs.

@@ -1,0 +1,38 @@
+package sortie
+
+import (
+	"net/url"
+	"strings"
+)
+
+// SafeURL returns raw as scheme://host/path, without the user info, query
+// and fragment that may carry credentials (passwords, presigned
+// signatures, receivers' tokens), for quoting in errors and logs. An
+// unparsable raw gives "(unparsable URL)".
+func SafeURL(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return "(unparsable URL)"
+	}
+	u.User, u.RawQuery, u.ForceQuery, u.Fragment, u.RawFragment = nil, "", false, "", ""
+	return u.String()
+}
+
+// CheckHTTPURL checks that raw is an absolute http or https URL with a
+// host and without user info. Its [*ValidationError] names field and what
+// is wrong, quoting at most scheme://host/path (see [SafeURL]), never the
+// user info or query.
+func CheckHTTPURL(field, raw string) error {
+	u, err := url.Parse(raw)
+	switch {
+	case err != nil:
+		return invalidf(field, "is not a URL (want an absolute http(s) URL)")
+	case u.User != nil:
+		return invalidf(field, "must not carry user info (NAME:PASSWORD@ before the host); pass credentials another way")
+	case u.Scheme != "https" && u.Scheme != "http":
+		return invalidf(field, "scheme %.20q of %.200q must be http or https", strings.ToLower(u.Scheme), SafeURL(raw))
+	case u.Host == "":
+		return invalidf(field, "%.200q has no host (want an absolute http(s) URL)", SafeURL(raw))
+	}
+	return nil
+}

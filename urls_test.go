@@ -1,0 +1,46 @@
+package sortie_test
+
+import (
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/sortie-run/sortie"
+)
+
+// A refused push or callback URL is described by what is wrong, never
+// quoted with its password or query (a presigned signature, a token).
+func TestRefusedURLNeverEchoesSecrets(t *testing.T) {
+	secrets := []string{"hunter2pass", "SECRETSIG"}
+	urls := map[string]string{
+		"user info":   "https://user:hunter2pass@x.example.com/?X-Amz-Signature=SECRETSIG",
+		"scheme":      "ftp://user:hunter2pass@x.example.com/p?X-Amz-Signature=SECRETSIG",
+		"scheme only": "ftp://x.example.com/p?X-Amz-Signature=SECRETSIG#SECRETSIG",
+		"no host":     "https:///p?X-Amz-Signature=SECRETSIG",
+		"relative":    "/hook?X-Amz-Signature=SECRETSIG",
+		"unparsable":  "https://x.example.com/%zz?X-Amz-Signature=SECRETSIG",
+	}
+	for name, raw := range urls {
+		push := &sortie.PushConfig{RunID: sortie.NewRunID(time.Now()), ID: "c1", URL: raw}
+		for what, err := range map[string]error{"push": push.Validate(), "callback": sortie.CheckHTTPURL("report.callback_url", raw)} {
+			var ve *sortie.ValidationError
+			if !errors.As(err, &ve) {
+				t.Fatalf("%s %s: got %v, want a ValidationError", what, name, err)
+			}
+			for _, s := range secrets {
+				if strings.Contains(err.Error(), s) {
+					t.Errorf("%s %s: error %q quotes %q", what, name, err, s)
+				}
+			}
+		}
+	}
+	err := (&sortie.PushConfig{RunID: sortie.NewRunID(time.Now()), ID: "c1", URL: urls["user info"]}).Validate()
+	if !strings.Contains(err.Error(), "user info") {
+		t.Errorf("error %q does not say the URL carries user info", err)
+	}
+	err = (&sortie.PushConfig{RunID: sortie.NewRunID(time.Now()), ID: "c1", URL: urls["scheme only"]}).Validate()
+	if !strings.Contains(err.Error(), `"ftp://x.example.com/p"`) {
+		t.Errorf("error %q does not quote scheme://host/path", err)
+	}
+}
