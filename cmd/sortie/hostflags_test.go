@@ -34,3 +34,24 @@ func TestHostRefusesHostSettings(t *testing.T) {
 		t.Errorf("sortie --host URL --json --log-level info list: exit %d, stderr %q; want the client's own flags taken", r.code, r.stderr)
 	}
 }
+
+// A host URL with user info (--host or SORTIE_HOST) is a usage error
+// saying to use --token-file, never echoing the password (it would go out
+// as Basic auth and into resume hints); a port out of range is one too.
+func TestHostRefusesUserInfoAndBadPort(t *testing.T) {
+	c := newCLI(t)
+	wantUsage(t, c, []usageCase{
+		{[]string{"--host", "http://alice:s3cretPW@127.0.0.1:1", "list"}, []string{"--host", "user info", "--token-file"}},
+		{[]string{"--host", "http://127.0.0.1:99999", "list"}, []string{"--host", "1-65535"}},
+	})
+	r := runCmd(t, c.cmd("--host", "http://alice:s3cretPW@127.0.0.1:1", "get", "r-x"))
+	cmd := c.cmd("--host", "", "list")
+	cmd.Args = []string{sortieBin, "list"}
+	cmd.Env = append(cmd.Env, "SORTIE_HOST=http://alice:s3cretPW@127.0.0.1:1")
+	env := runCmd(t, cmd)
+	for name, r := range map[string]result{"--host": r, "SORTIE_HOST": env} {
+		if r.code != 2 || !strings.Contains(r.stderr, "--token-file") || strings.Contains(r.stderr+r.stdout, "s3cretPW") {
+			t.Errorf("%s with user info: exit %d, stderr %q; want exit 2 saying --token-file, without the password", name, r.code, r.stderr)
+		}
+	}
+}

@@ -56,8 +56,10 @@ var (
 )
 
 // New returns an engine for the host at baseURL ("http(s)://host:port",
-// optionally with a path prefix). It fails for a URL that is not absolute
-// http(s) or has a query or fragment.
+// optionally with a path prefix). It fails with a [*sortie.ValidationError]
+// for field "host" for a URL that is not absolute http(s), carries user
+// info (credentials go in Options.Token), has a port outside 1-65535, or
+// has a query or fragment; the error never quotes the URL.
 func New(baseURL string, opts *Options) (*Engine, error) {
 	u, err := url.Parse(baseURL)
 	if err != nil { // not quoted, nor url's error, which quotes it: it may hold a password
@@ -68,6 +70,14 @@ func New(baseURL string, opts *Options) (*Engine, error) {
 	}
 	if u.Host == "" {
 		return nil, sortie.Invalidf("host", "no host: want an absolute http(s) URL, http://HOST:PORT")
+	}
+	if u.User != nil { // not quoted: it holds a password
+		return nil, sortie.Invalidf("host", "the URL must not carry user info (NAME:PASSWORD@): pass credentials as a bearer token (Options.Token; sortie --token-file)")
+	}
+	if p := u.Port(); p != "" {
+		if n, err := strconv.Atoi(p); err != nil || n < 1 || n > 65535 {
+			return nil, sortie.Invalidf("host", "port %.12q: want 1-65535", p)
+		}
 	}
 	if u.RawQuery != "" || u.ForceQuery || strings.Contains(baseURL, "#") {
 		// Not quoted: a query may hold a credential.
