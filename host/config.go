@@ -406,18 +406,17 @@ func (a *API) validate(c *Config) error {
 	if base == "" {
 		return sortie.Invalidf("API.CallbackURL", "required with API.WorkerCallbacks (or API.PublicURL): the URL workers reach this host at")
 	}
-	u, err := url.Parse(base)
-	if err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" {
-		return sortie.Invalidf("API.CallbackURL", "%.120q must be an absolute http(s) URL", base)
+	if err := sortie.CheckHTTPURL("API.CallbackURL", base); err != nil {
+		return err
 	}
-	if u.Scheme == "http" && !loopback.URL(base) && !a.InsecureHTTPCallbacks {
-		return sortie.Invalidf("API.CallbackURL", "%s is plain HTTP off loopback: callbacks carry events and results; use https, or set API.InsecureHTTPCallbacks", base)
+	if u, _ := url.Parse(base); u.Scheme == "http" && !loopback.URL(base) && !a.InsecureHTTPCallbacks {
+		return sortie.Invalidf("API.CallbackURL", "%s is plain HTTP off loopback: callbacks carry events and results; use https, or set API.InsecureHTTPCallbacks", sortie.SafeURL(base))
 	}
 	if c.AWS.Function != "" && loopback.URL(base) {
-		return sortie.Invalidf("API.CallbackURL", "%s is loopback: workers on AWS.Function cannot reach it; set API.PublicURL to this host's address as the function sees it", base)
+		return sortie.Invalidf("API.CallbackURL", "%s is loopback: workers on AWS.Function cannot reach it; set API.PublicURL to this host's address as the function sees it", sortie.SafeURL(base))
 	}
 	if c.GCP.Launches() && c.GCP.RunEndpoint == "" && loopback.URL(base) {
-		return sortie.Invalidf("API.CallbackURL", "%s is loopback: workers on Cloud Run cannot reach it; set API.PublicURL to this host's address as Cloud Run sees it", base)
+		return sortie.Invalidf("API.CallbackURL", "%s is loopback: workers on Cloud Run cannot reach it; set API.PublicURL to this host's address as Cloud Run sees it", sortie.SafeURL(base))
 	}
 	return nil
 }

@@ -43,7 +43,10 @@ func OpenFile(dir string, sealer Sealer, opts *Options) (*Store, *blob.Bucket, e
 func OpenURL(ctx context.Context, rawURL string, sealer Sealer, opts *Options) (*Store, *blob.Bucket, error) {
 	u, err := url.Parse(rawURL)
 	if err != nil || u.Scheme == "" || u.Host == "" || u.Scheme == "file" {
-		return nil, nil, sortie.Invalidf("payload_bucket", "%.200q must be a bucket URL such as s3://BUCKET", rawURL)
+		return nil, nil, sortie.Invalidf("payload_bucket", "%.200q must be a bucket URL such as s3://BUCKET (without user info)", sortie.SafeURL(rawURL))
+	}
+	if u.User != nil {
+		return nil, nil, sortie.Invalidf("payload_bucket", "%s://%s must not carry user info (NAME:PASSWORD@)", u.Scheme, u.Host)
 	}
 	if !blob.DefaultURLMux().ValidBucketScheme(u.Scheme) {
 		return nil, nil, sortie.Invalidf("payload_bucket", "%s://%s: no storage driver for %s:// in this program; want a bucket URL of %s",
@@ -51,7 +54,7 @@ func OpenURL(ctx context.Context, rawURL string, sealer Sealer, opts *Options) (
 	}
 	b, err := blob.OpenBucket(ctx, rawURL)
 	if err != nil {
-		return nil, nil, fmt.Errorf("payload store: open %s://%s: %w", u.Scheme, u.Host, err)
+		return nil, nil, openError(u, rawURL, err)
 	}
 	return New(b, u.Scheme+"://"+u.Host, sealer, opts), b, nil
 }
@@ -68,3 +71,36 @@ func bucketSchemes() string {
 	slices.Sort(out)
 	return strings.Join(out, ", ")
 }
+
+// openError describes a driver's failure to open the bucket at u without
+// its query, which the driver's error quotes whole and which may hold a
+// credential (a signature, a key). A query parameter the driver refuses
+// is a [*sortie.ValidationError] naming that parameter, not its value.
+func openError(u *url.URL, rawURL string, err error) error {
+	where := u.Scheme + "://" + u.Host
+	msg := err.Error()
+	for k := range u.Query() {
+		if strings.Contains(msg, fmt.Sprintf("parameter %q", k)) {
+			return sortie.Invalidf("payload_bucket", "%s: query parameter %.40q is not one the %s:// driver takes", where, k, u.Scheme)
+		}
+	}
+	secrets := []string{rawURL, u.RawQuery, u.Fragment}
+	for _, vs := range u.Query() {
+		secrets = append(secrets, vs...)
+	}
+	for _, s := range secrets {
+		if s != "" {
+			msg = strings.ReplaceAll(msg, s, "…")
+		}
+	}
+	return &redactedError{msg: "payload store: open " + where + ": " + msg, err: err}
+}
+
+// redactedError is err (for errors.Is and As) told as msg.
+type redactedError struct {
+	msg string
+	err error
+}
+
+func (e *redactedError) Error() string { return e.msg }
+func (e *redactedError) Unwrap() error { return e.err }

@@ -140,8 +140,9 @@ func (s *serveFlags) api(ctx context.Context, g *globals) (*host.API, error) {
 	api := &host.API{Tokens: tokens, AnyClient: s.insecure, PublicURL: s.publicURL, WorkerCallbacks: s.callbacks,
 		InsecureHTTPCallbacks: s.insecureCB, FollowPoll: s.followPoll, ShutdownGrace: s.grace, UI: s.ui,
 		Metrics: metricsHandler(ctx)}
-	if _, _, err := net.SplitHostPort(s.listen); err != nil {
-		return nil, usagef("--listen %q: %v", s.listen, err)
+	if _, _, err := net.SplitHostPort(s.listen); err != nil || strings.ContainsAny(s.listen, "@/?#") {
+		// Not quoted: a URL given here may carry user info.
+		return nil, usagef("--listen: the listen address must be HOST:PORT, such as 127.0.0.1:7780 (not a URL)")
 	}
 	if api.CheckListen(s.listen) != nil {
 		return nil, usagef("--listen %s is not a loopback address: set API tokens (SORTIE_API_TOKENS or --api-tokens-file) or pass --insecure-no-auth", s.listen)

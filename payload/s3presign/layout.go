@@ -20,8 +20,8 @@ import (
 func (p *params) bucketURL(bucket string) (*url.URL, error) {
 	if p.endpoint != "" {
 		e, err := url.Parse(p.endpoint)
-		if err != nil || (e.Scheme != "https" && e.Scheme != "http") || e.Host == "" || e.RawQuery != "" {
-			return nil, sortie.Invalidf("payload_bucket", "endpoint %.200q must be an http(s) URL without a query", p.endpoint)
+		if err != nil || (e.Scheme != "https" && e.Scheme != "http") || e.Host == "" || e.RawQuery != "" || e.User != nil {
+			return nil, sortie.Invalidf("payload_bucket", "endpoint %.200q must be an http(s) URL without user info or a query", sortie.SafeURL(p.endpoint))
 		}
 		e.Path = strings.TrimSuffix(e.Path, "/")
 		e.RawPath = ""

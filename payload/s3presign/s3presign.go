@@ -53,7 +53,7 @@ func New(bucketURL string, creds aws.CredentialsProvider, opts *Options) (*Signe
 	}
 	u, err := url.Parse(bucketURL)
 	if err != nil || u.Scheme != "s3" || u.Host == "" {
-		return nil, sortie.Invalidf("payload_bucket", "%.200q must be an S3 bucket URL such as s3://BUCKET?region=REGION", bucketURL)
+		return nil, sortie.Invalidf("payload_bucket", "%.200q must be an S3 bucket URL such as s3://BUCKET?region=REGION", sortie.SafeURL(bucketURL))
 	}
 	p, err := parseParams(u.Query())
 	if err != nil {
@@ -138,7 +138,7 @@ func parseParams(q url.Values) (*params, error) {
 		if f, ok := flags[k]; ok {
 			b, err := strconv.ParseBool(v[0])
 			if err != nil {
-				return nil, sortie.Invalidf("payload_bucket", "parameter %s=%.40q is not a boolean", k, v[0])
+				return nil, sortie.Invalidf("payload_bucket", "parameter %.40q is not a boolean (true or false)", k)
 			}
 			*f = *f || b
 		} else if k != "region" && k != "endpoint" && !ignored[k] {
