@@ -1,6 +1,8 @@
 package main
 
 import (
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -52,6 +54,46 @@ func TestHostRefusesUserInfoAndBadPort(t *testing.T) {
 	for name, r := range map[string]result{"--host": r, "SORTIE_HOST": env} {
 		if r.code != 2 || !strings.Contains(r.stderr, "--token-file") || strings.Contains(r.stderr+r.stdout, "s3cretPW") {
 			t.Errorf("%s with user info: exit %d, stderr %q; want exit 2 saying --token-file, without the password", name, r.code, r.stderr)
+		}
+	}
+}
+
+// A token file that is empty or holds two lines, or a SORTIE_TOKEN with a
+// newline or control character, is refused before any request: exit 2
+// naming the file or variable and what is wrong, never the token.
+func TestTokenRefusedAtStart(t *testing.T) {
+	c := newCLI(t)
+	dir := t.TempDir()
+	write := func(name, body string) string {
+		path := filepath.Join(dir, name)
+		if err := os.WriteFile(path, []byte(body), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		return path
+	}
+	host := "http://127.0.0.1:1"
+	for _, tc := range []struct {
+		file, env string
+		want      []string
+	}{
+		{file: write("two", "tokSECRETone\ntokSECRETtwo\n"), want: []string{"--token-file", "more than one line"}},
+		{file: write("empty", "\n"), want: []string{"--token-file", "empty"}},
+		{env: "tokSECRET\ntwo", want: []string{"SORTIE_TOKEN", "more than one line"}},
+		{env: "tokSECRET\x01x", want: []string{"SORTIE_TOKEN", "not allowed in an HTTP header"}},
+	} {
+		args := []string{"--host", host, "list"}
+		if tc.file != "" {
+			args = []string{"--host", host, "--token-file", tc.file, "list"}
+		}
+		cmd := c.cmd(args...)
+		cmd.Env = append(cmd.Env, "SORTIE_TOKEN="+tc.env)
+		r := runCmd(t, cmd)
+		named := true
+		for _, w := range tc.want {
+			named = named && strings.Contains(r.stderr, w)
+		}
+		if r.code != 2 || !named || strings.Contains(r.stderr, "tokSECRET") {
+			t.Errorf("%v (SORTIE_TOKEN %q): exit %d, stderr %q; want exit 2 naming %v, without the token", args, tc.env, r.code, r.stderr, tc.want)
 		}
 	}
 }

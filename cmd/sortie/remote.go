@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"log/slog"
 	"os"
 	"strings"
@@ -100,14 +101,42 @@ func shellQuote(s string) string {
 	return s
 }
 
-// token is the API token: --token-file, else SORTIE_TOKEN, else none.
+// token is the API token: --token-file, else SORTIE_TOKEN, else none. A
+// token file that is empty, holds more than one line, or a token with a
+// character an HTTP header cannot carry is a usage error naming the file
+// or variable; the token is never echoed.
 func (g *globals) token() (string, error) {
 	if g.tokenFile == "" {
-		return os.Getenv("SORTIE_TOKEN"), nil
+		t := os.Getenv("SORTIE_TOKEN")
+		if problem := tokenProblem(t); t != "" && problem != "" {
+			return "", usagef("SORTIE_TOKEN: the token %s", problem)
+		}
+		return t, nil
 	}
 	b, err := readLimited(g.tokenFile, 4096)
 	if err != nil {
 		return "", usagef("--token-file: %v", err)
 	}
-	return strings.TrimSpace(string(b)), nil
+	t := strings.TrimSpace(string(b))
+	if t == "" {
+		return "", usagef("--token-file %s: the file is empty; it must hold the API token on one line", shellQuote(g.tokenFile))
+	}
+	if problem := tokenProblem(t); problem != "" {
+		return "", usagef("--token-file %s: the token %s", shellQuote(g.tokenFile), problem)
+	}
+	return t, nil
+}
+
+// tokenProblem says what makes t unfit for an Authorization header ("" if
+// nothing): more than one line, or a control character.
+func tokenProblem(t string) string {
+	if strings.ContainsAny(t, "\r\n") {
+		return "spans more than one line; it must be one line"
+	}
+	for i := 0; i < len(t); i++ {
+		if c := t[i]; (c < 0x20 && c != '\t') || c == 0x7f {
+			return fmt.Sprintf("holds a character not allowed in an HTTP header (byte %d, 0x%02x)", i+1, c)
+		}
+	}
+	return ""
 }
