@@ -187,6 +187,7 @@ func TestBadInput(t *testing.T) {
 		{[]string{"submit", "probe", "--vars", `{"top":"many","top":5}`}, `--vars: duplicate object key "top"`},
 		{[]string{"submit", "probe", "--vars-file", cfgFile(t, `{"a":{"b":1,"b":2}}`)}, `duplicate object key "b"`},
 		{[]string{"submit", "probe", "--var", "top=1", "--var", "top=2"}, `variable "top" is given twice`},
+		{[]string{"submit", "probe", "--label", "a=b", "--label", "a=c"}, `--label "a=c": label "a" is given twice`},
 		{[]string{"submit", "probe", "--var", `o={"k":1,"k":2}`}, `--var o: duplicate object key "k"`},
 		{[]string{"resume", "01JZZZZZZZZZZZZZZZZZZZZZZZ", "--input", `{"k":1,"k":2}`}, `--input: duplicate object key "k"`},
 		{[]string{"resume", "01JZZZZZZZZZZZZZZZZZZZZZZZ", "--input-file", cfgFile(t, `[{"k":1,"\u006b":2}]`)}, `--input-file: duplicate object key "k"`},

@@ -85,13 +85,9 @@ func (s *submitFlags) request(agent string) (*sortie.SubmitRequest, error) {
 			vars[k] = b
 		}
 	}
-	labels := map[string]string{}
-	for _, kv := range s.labels {
-		k, v, ok := strings.Cut(kv, "=")
-		if !ok {
-			return nil, usagef("--label %q: want KEY=VALUE", kv)
-		}
-		labels[k] = v
+	labels, err := parseLabels(s.labels)
+	if err != nil {
+		return nil, err
 	}
 	b, err := json.Marshal(vars)
 	if err != nil {
@@ -275,6 +271,23 @@ func usageArgs(check cobra.PositionalArgs) cobra.PositionalArgs {
 		}
 		return nil
 	}
+}
+
+// parseLabels turns --label KEY=VALUE arguments into labels; one without
+// "=" or a key given twice is a usage error (as --var given twice).
+func parseLabels(args []string) (map[string]string, error) {
+	labels := map[string]string{}
+	for _, kv := range args {
+		k, v, ok := strings.Cut(kv, "=")
+		if !ok {
+			return nil, usagef("--label %.80q: want KEY=VALUE", kv)
+		}
+		if _, dup := labels[k]; dup {
+			return nil, usagef("--label %.80q: label %.80q is given twice", kv, k)
+		}
+		labels[k] = v
+	}
+	return labels, nil
 }
 
 // maxVarsFileBytes bounds what --vars-file reads; the engine refuses
