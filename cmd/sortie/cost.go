@@ -101,8 +101,15 @@ func costReport(ctx context.Context, c *sortie.Client, q sortie.ListQuery, from,
 }
 
 func printCostReport(out io.Writer, r pricing.Report) {
-	fmt.Fprintf(out, "%d runs created %s to %s cost %s (prices %s)\n", r.Runs, ms(r.FromMs), ms(r.UntilMs),
-		r.TotalNanoUSD, strings.Join(r.PriceVersions, ", "))
+	if r.Runs == 0 {
+		fmt.Fprintf(out, "no runs created %s to %s match: nothing to report\n", ms(r.FromMs), ms(r.UntilMs))
+		return
+	}
+	prices := "no run carries a price table"
+	if len(r.PriceVersions) > 0 {
+		prices = "prices " + strings.Join(r.PriceVersions, ", ")
+	}
+	fmt.Fprintf(out, "%d runs created %s to %s cost %s (%s)\n", r.Runs, ms(r.FromMs), ms(r.UntilMs), r.TotalNanoUSD, prices)
 	if r.Unpriced > 0 {
 		fmt.Fprintf(out, "%d runs carry no cost (the host prices nothing) and count as $0\n", r.Unpriced)
 	}

@@ -69,3 +69,21 @@ func TestCostOfRuns(t *testing.T) {
 		t.Errorf("sortie get --price local.second=free: exit %d %q, want 2 naming --price", r.code, r.stderr)
 	}
 }
+
+// A report of no runs says so, and one of runs without a price table
+// says that, never printing an empty "(prices )".
+func TestCostReportWithoutPrices(t *testing.T) {
+	for _, tc := range []struct {
+		r    pricing.Report
+		want string
+	}{
+		{pricing.Report{}, "no runs created"},
+		{pricing.Report{Runs: 2, Unpriced: 2}, "(no run carries a price table)"},
+	} {
+		var b strings.Builder
+		printCostReport(&b, tc.r)
+		if strings.Contains(b.String(), "(prices )") || !strings.Contains(b.String(), tc.want) {
+			t.Errorf("report of %d runs, %d unpriced:\n%s\nwant %q and no empty (prices )", tc.r.Runs, tc.r.Unpriced, b.String(), tc.want)
+		}
+	}
+}
