@@ -110,3 +110,20 @@ func TestReconcileOnceExpiresCLI(t *testing.T) {
 		t.Errorf("the recent run is %s, want it kept completed", got.State)
 	}
 }
+
+// delete of several IDs, some unknown or malformed, prints one error line
+// per bad ID, each with the "sortie: " prefix.
+func TestDeleteEachErrorPrefixed(t *testing.T) {
+	c := newCLI(t)
+	c.submit("probe", "--var", "events=1") // a state directory to delete from
+	r := c.run("delete", "01JZZZZZZZZZZZZZZZZZZZZZZZ", "nope", "01JZZZZZZZZZZZZZZZZZZZZZZY")
+	lines := strings.Split(strings.TrimSpace(r.stderr), "\n")
+	if r.code != 2 || len(lines) != 3 {
+		t.Fatalf("sortie delete A nope B: exit %d, stderr %q; want exit 2 and three error lines", r.code, r.stderr)
+	}
+	for _, l := range lines {
+		if !strings.HasPrefix(l, "sortie: delete ") {
+			t.Errorf("sortie delete A nope B: line %q lacks the sortie: prefix", l)
+		}
+	}
+}

@@ -77,11 +77,11 @@ func execute(ctx context.Context, args []string) int {
 	var ee *exitError
 	if errors.As(err, &ee) {
 		if ee.err != nil {
-			fmt.Fprintln(os.Stderr, "sortie:", ee.err)
+			printError(ee.err)
 		}
 		return ee.code
 	}
-	fmt.Fprintln(os.Stderr, "sortie:", err)
+	printError(err)
 	if errors.Is(err, httpengine.ErrUnauthenticated) {
 		if tokenGiven() {
 			fmt.Fprintln(os.Stderr, "sortie: the host refused the API token given (SORTIE_TOKEN or --token-file): it is not one of the tokens serve was given (SORTIE_API_TOKENS or --api-tokens-file)")
@@ -94,6 +94,18 @@ func execute(ctx context.Context, args []string) int {
 		return 2
 	}
 	return 1
+}
+
+// printError prints err on stderr after "sortie: ", each error of a joined
+// one (as delete of several runs returns) on its own prefixed line.
+func printError(err error) {
+	if j, ok := err.(interface{ Unwrap() []error }); ok {
+		for _, e := range j.Unwrap() {
+			printError(e)
+		}
+		return
+	}
+	fmt.Fprintln(os.Stderr, "sortie:", err)
 }
 
 // isInputError reports errors that exit 2: bad input, an unknown run, a run
