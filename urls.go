@@ -1,6 +1,7 @@
 package sortie
 
 import (
+	"errors"
 	"net/url"
 	"strings"
 )
@@ -16,6 +17,17 @@ func SafeURL(raw string) string {
 	}
 	u.User, u.RawQuery, u.ForceQuery, u.Fragment, u.RawFragment = nil, "", false, "", ""
 	return u.String()
+}
+
+// RedactURLError returns err with the URL of the [*url.Error] in its chain
+// (as net/http and url.Parse return) cut to [SafeURL], so printing it
+// shows no user info or query; err unchanged when it holds none.
+func RedactURLError(err error) error {
+	var ue *url.Error
+	if errors.As(err, &ue) {
+		ue.URL = SafeURL(ue.URL)
+	}
+	return err
 }
 
 // CheckHTTPURL checks that raw is an absolute http or https URL with a

@@ -2,6 +2,7 @@ package sortie_test
 
 import (
 	"errors"
+	"net/http"
 	"strings"
 	"testing"
 	"time"
@@ -42,5 +43,18 @@ func TestRefusedURLNeverEchoesSecrets(t *testing.T) {
 	err = (&sortie.PushConfig{RunID: sortie.NewRunID(time.Now()), ID: "c1", URL: urls["scheme only"]}).Validate()
 	if !strings.Contains(err.Error(), `"ftp://x.example.com/p"`) {
 		t.Errorf("error %q does not quote scheme://host/path", err)
+	}
+}
+
+// A transport error quotes its URL; RedactURLError cuts it to
+// scheme://host/path.
+func TestRedactURLError(t *testing.T) {
+	_, err := http.Get("http://user:PWSECRET@127.0.0.1:1/p?sig=QSECRET")
+	if err == nil {
+		t.Fatal("GET of a closed port succeeded")
+	}
+	msg := sortie.RedactURLError(err).Error()
+	if strings.Contains(msg, "SECRET") || !strings.Contains(msg, `"http://127.0.0.1:1/p"`) {
+		t.Errorf("RedactURLError(...) = %q, want the URL as http://127.0.0.1:1/p only", msg)
 	}
 }

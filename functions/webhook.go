@@ -154,6 +154,7 @@ func (r *webhookRunner) send(ctx context.Context, c *Call, name string, req Webh
 	}
 	resp, err := r.client.Do(hr)
 	if err != nil {
+		err = sortie.RedactURLError(err)
 		if errors.Is(err, destination.ErrRefused) {
 			return nil, Permanent(fmt.Errorf("webhook step %q: %w", name, err))
 		}
@@ -167,7 +168,7 @@ func (r *webhookRunner) send(ctx context.Context, c *Call, name string, req Webh
 func (r *webhookRunner) request(ctx context.Context, c *Call, name, method string, req WebhookRequest) (*http.Request, error) {
 	hr, err := http.NewRequestWithContext(ctx, method, req.URL, bytes.NewReader(req.Body))
 	if err != nil {
-		return nil, Permanent(sortie.Invalidf("webhook.url", "step %q: %v", name, err))
+		return nil, Permanent(sortie.Invalidf("webhook.url", "step %q: %v", name, sortie.RedactURLError(err)))
 	}
 	for k, vs := range req.Header {
 		hr.Header[k] = append([]string(nil), vs...)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"net"
 	"strings"
 	"testing"
 	"time"
@@ -36,6 +37,29 @@ func TestWebhookStepToRefusedDestination(t *testing.T) {
 	}
 	if steps, _ := cp.Steps(t.Context(), inv.RunID); len(steps) != 0 {
 		t.Errorf("steps recorded = %+v, want none", steps)
+	}
+}
+
+// A failed webhook step's error, which the run keeps, quotes its URL
+// without the query (a receiver's token) or user info.
+func TestWebhookStepErrorHidesURLSecrets(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	closed := ln.Addr().String()
+	ln.Close() // a transport error: connection refused
+	w := stdioWorker()
+	w.Webhooks = &functions.WebhookExecutor{Destinations: destination.LoopbackHTTP()}
+	cp := memory.New()
+	defer cp.Close()
+	inv := launched(t, cp, `{"events":0,"webhook":"http://user:PWSECRET@`+closed+`/hook?token=QSECRET"}`)
+	o, err := w.Execute(t.Context(), inv, functions.NewControlPlaneReporter(cp, inv, "webhook-test"))
+	if err != nil || o.Error == nil {
+		t.Fatalf("Execute = %+v, %v; want the step's error", o, err)
+	}
+	if m := o.Error.Message; strings.Contains(m, "QSECRET") || strings.Contains(m, "PWSECRET") || !strings.Contains(m, closed+"/hook") {
+		t.Errorf("error %q: want the URL's path without its query or password", m)
 	}
 }
 

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"time"
+
+	"github.com/sortie-run/sortie"
 )
 
 // errEmit marks the error of a node's Emit; errBindingNotSaved, a call
@@ -88,7 +90,7 @@ func (c *call) send(ctx context.Context) (*CallResult, bool, error) {
 				AgentURL: ev.AgentURL, Meta: ev.Meta}, emitted, nil
 		}
 	}
-	return nil, emitted, fmt.Errorf("remote: stream from %s ended without a done event", c.req.AgentURL)
+	return nil, emitted, fmt.Errorf("remote: stream from %s ended without a done event", sortie.SafeURL(c.req.AgentURL))
 }
 
 func (c *call) emit(ctx context.Context, ev StreamEvent) error {

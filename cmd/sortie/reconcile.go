@@ -25,7 +25,7 @@ deletes the expired runs, as each pass of the reconciler does.`,
 		Args: exactArgs(0),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if g.hostURL != "" {
-				return usagef("reconcile: --host %s reconciles its own runs; reconcile works on the embedded state only", g.hostURL)
+				return usagef("reconcile: the host --host names reconciles its own runs; reconcile works on the embedded state only")
 			}
 			return g.withHost(func(t *target) error {
 				if once {

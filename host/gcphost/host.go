@@ -98,7 +98,7 @@ func Open(ctx context.Context, cfg Config) (*Host, error) {
 func openService(ctx context.Context, url string) (*cloudrun.ServiceLauncher, error) {
 	client, err := idtoken.NewClient(ctx, url)
 	if err != nil {
-		return nil, fmt.Errorf("gcphost: Service: ID token client for %s: %w", url, err)
+		return nil, fmt.Errorf("gcphost: Service: ID token client for %s: %w", sortie.SafeURL(url), err)
 	}
 	l, err := cloudrun.NewService(cloudrun.ServiceOptions{URL: url, Client: client})
 	return l, fieldError("Service", err)

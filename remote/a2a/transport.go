@@ -106,7 +106,7 @@ func (t *Transport) client(ctx context.Context, agentURL string, card json.RawMe
 	c, err = a2aclient.NewFromCard(ctx, ac, a2aclient.WithJSONRPCTransport(t.opts.HTTPClient),
 		a2aclient.WithRESTTransport(t.opts.HTTPClient), a2aclient.WithCallInterceptors(t.opts.Interceptors...))
 	if err != nil {
-		return nil, fmt.Errorf("a2a: client of %s: %w", agentURL, err)
+		return nil, fmt.Errorf("a2a: client of %s: %w", sortie.SafeURL(agentURL), sortie.RedactURLError(err))
 	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
@@ -128,7 +128,7 @@ func (t *Transport) card(ctx context.Context, agentURL string, card json.RawMess
 	}
 	got, err := agentcard.NewResolver(t.opts.HTTPClient).Resolve(ctx, agentURL)
 	if err != nil {
-		return nil, fmt.Errorf("a2a: resolve the agent card of %s: %w", agentURL, err)
+		return nil, fmt.Errorf("a2a: resolve the agent card of %s: %w", sortie.SafeURL(agentURL), sortie.RedactURLError(err))
 	}
 	return got, nil
 }

@@ -49,7 +49,7 @@ func (t *Transport) pushConfigs(ctx context.Context, agentURL, taskID string) (P
 	if l, ok := e.(sortie.LocalEngine); ok {
 		return storeConfigs{l.ControlPlane()}, id, nil
 	}
-	return nil, "", fmt.Errorf("runs: push configurations of %s: %w", agentURL, remote.ErrUnsupported)
+	return nil, "", fmt.Errorf("runs: push configurations of %s: %w", sortie.SafeURL(agentURL), remote.ErrUnsupported)
 }
 
 // SetPushConfig stores a webhook of the run taskID; see
