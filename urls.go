@@ -37,10 +37,14 @@ func RedactURLError(err error) error {
 func CheckHTTPURL(field, raw string) error {
 	u, err := url.Parse(raw)
 	switch {
+	case raw == "":
+		return invalidf(field, "is required: an absolute http(s) URL")
 	case err != nil:
 		return invalidf(field, "is not a URL (want an absolute http(s) URL)")
 	case u.User != nil:
 		return invalidf(field, "must not carry user info (NAME:PASSWORD@ before the host); pass credentials another way")
+	case u.Scheme == "":
+		return invalidf(field, "%.200q is not absolute: want an http(s) URL with a host", SafeURL(raw))
 	case u.Scheme != "https" && u.Scheme != "http":
 		return invalidf(field, "scheme %.20q of %.200q must be http or https", strings.ToLower(u.Scheme), SafeURL(raw))
 	case u.Host == "":

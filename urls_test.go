@@ -40,6 +40,11 @@ func TestRefusedURLNeverEchoesSecrets(t *testing.T) {
 	if !strings.Contains(err.Error(), "user info") {
 		t.Errorf("error %q does not say the URL carries user info", err)
 	}
+	for raw, want := range map[string]string{"": "is required", "/hook?x=SECRETSIG": `"/hook" is not absolute`} {
+		if err := sortie.CheckHTTPURL("url", raw); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("CheckHTTPURL(%q) = %v, want it to say %q", raw, err, want)
+		}
+	}
 	err = (&sortie.PushConfig{RunID: sortie.NewRunID(time.Now()), ID: "c1", URL: urls["scheme only"]}).Validate()
 	if !strings.Contains(err.Error(), `"ftp://x.example.com/p"`) {
 		t.Errorf("error %q does not quote scheme://host/path", err)
