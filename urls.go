@@ -8,14 +8,16 @@ import (
 
 // SafeURL returns raw as scheme://host/path, without the user info, query
 // and fragment that may carry credentials (passwords, presigned
-// signatures, receivers' tokens), for quoting in errors and logs. An
-// unparsable raw gives "(unparsable URL)".
+// signatures, receivers' tokens), for quoting in errors and logs; an
+// opaque URL ("name:secret@host", which parses as scheme "name") keeps
+// only its scheme. An unparsable raw gives "(unparsable URL)".
 func SafeURL(raw string) string {
 	u, err := url.Parse(raw)
 	if err != nil {
 		return "(unparsable URL)"
 	}
 	u.User, u.RawQuery, u.ForceQuery, u.Fragment, u.RawFragment = nil, "", false, "", ""
+	u.Opaque = "" // "name:secret@host" parses as scheme "name", the rest opaque
 	return u.String()
 }
 

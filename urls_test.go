@@ -21,6 +21,7 @@ func TestRefusedURLNeverEchoesSecrets(t *testing.T) {
 		"no host":     "https:///p?X-Amz-Signature=SECRETSIG",
 		"relative":    "/hook?X-Amz-Signature=SECRETSIG",
 		"unparsable":  "https://x.example.com/%zz?X-Amz-Signature=SECRETSIG",
+		"opaque":      "user:hunter2pass@x.example.com:7780",
 	}
 	for name, raw := range urls {
 		push := &sortie.PushConfig{RunID: sortie.NewRunID(time.Now()), ID: "c1", URL: raw}
