@@ -27,14 +27,14 @@ const DefaultCancelTimeoutMs = 15_000
 //     [Policy.CancelTimeoutMs] without it (here, or in the reconciler of
 //     any host).
 //
-// reason is at most [MaxCancelReasonBytes] bytes; a longer one is a
-// [*ValidationError] for field "reason".
+// reason must pass [CheckCancelReason], else it is a [*ValidationError]
+// for field "reason".
 func (e *Engine) Cancel(ctx context.Context, id RunID, reason string) (*Run, error) {
 	if err := id.Validate(); err != nil {
 		return nil, err
 	}
-	if len(reason) > MaxCancelReasonBytes {
-		return nil, invalidf("reason", "%d bytes, limit %d", len(reason), MaxCancelReasonBytes)
+	if err := CheckCancelReason(reason); err != nil {
+		return nil, err
 	}
 	run, err := e.cp.RequestCancel(ctx, id, reason)
 	if errors.Is(err, ErrUnavailable) {
@@ -137,4 +137,18 @@ func (e *Engine) armCancelTimeout(run *Run) {
 			e.log.Warn("cancel timeout", "run", run.ID, "err", err)
 		}
 	})
+}
+
+// CheckCancelReason checks a cancel request's reason: at most
+// [MaxCancelReasonBytes] bytes of UTF-8 without control characters (it is
+// printed as it is). A client checks it before it encodes it (encoding/json
+// replaces invalid UTF-8). It returns a [*ValidationError] for "reason".
+func CheckCancelReason(reason string) error {
+	if len(reason) > MaxCancelReasonBytes {
+		return invalidf("reason", "%d bytes, limit %d", len(reason), MaxCancelReasonBytes)
+	}
+	if !printable(reason) {
+		return invalidf("reason", "must be UTF-8 without control characters")
+	}
+	return nil
 }

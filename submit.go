@@ -57,18 +57,13 @@ func (r *SubmitRequest) Validate() error {
 	return r.validate(MaxVariablesBytes, "sortie.MaxVariablesBytes")
 }
 
-// validate is Validate with maxVars the limit of the variables, in bytes,
-// which what names.
-func (r *SubmitRequest) validate(maxVars int, what string) error {
-	if err := checkName("agent", r.Agent); err != nil {
-		return err
-	}
-	if len(r.Variables) > maxVars {
-		return invalidf("variables", "%d bytes, over the limit of %d bytes (%s)", len(r.Variables), maxVars, what)
-	}
-	if err := checkObject("variables", r.Variables, maxVars); err != nil {
-		return err
-	}
+// ValidateText checks r's text fields as [SubmitRequest.Validate] does
+// (context ID, idempotency key, labels: sizes, valid UTF-8, no control
+// characters), without the variables' limit, which is the host's. A
+// client checks them before it encodes r, since encoding/json replaces
+// invalid UTF-8 with U+FFFD and the host would keep a value that is not
+// the one given. It returns a [*ValidationError].
+func (r *SubmitRequest) ValidateText() error {
 	if len(r.ContextID) > 256 || !printable(r.ContextID) {
 		return invalidf("context_id", "must be at most 256 bytes of UTF-8 without control characters, got %d bytes", len(r.ContextID))
 	}
@@ -82,6 +77,24 @@ func (r *SubmitRequest) validate(maxVars int, what string) error {
 		if len(k) == 0 || len(k) > 63 || len(v) > 255 || !printable(k+v) {
 			return invalidf("labels", "label %.63q: keys must be 1-63 bytes and values at most 255 bytes of UTF-8 without control characters", k)
 		}
+	}
+	return nil
+}
+
+// validate is Validate with maxVars the limit of the variables, in bytes,
+// which what names.
+func (r *SubmitRequest) validate(maxVars int, what string) error {
+	if err := checkName("agent", r.Agent); err != nil {
+		return err
+	}
+	if len(r.Variables) > maxVars {
+		return invalidf("variables", "%d bytes, over the limit of %d bytes (%s)", len(r.Variables), maxVars, what)
+	}
+	if err := checkObject("variables", r.Variables, maxVars); err != nil {
+		return err
+	}
+	if err := r.ValidateText(); err != nil {
+		return err
 	}
 	if err := r.Policy.checkRequested(); err != nil {
 		return err

@@ -219,8 +219,13 @@ func (e *Engine) Submit(ctx context.Context, req *sortie.SubmitRequest) (*sortie
 }
 
 // SubmitCreated is Submit that also reports whether the host created the
-// run (HTTP 201) or returned an earlier submission's (200).
+// run (HTTP 201) or returned an earlier submission's (200). Text fields
+// [sortie.SubmitRequest.ValidateText] refuses are refused before anything
+// is sent.
 func (e *Engine) SubmitCreated(ctx context.Context, req *sortie.SubmitRequest) (*sortie.Run, bool, error) {
+	if err := req.ValidateText(); err != nil { // before encoding/json alters invalid UTF-8
+		return nil, false, err
+	}
 	var hdr http.Header
 	if req.IdempotencyKey != "" {
 		hdr = http.Header{wire.IdempotencyKeyHeader: {req.IdempotencyKey}}
@@ -319,9 +324,13 @@ func (e *Engine) Events(ctx context.Context, id sortie.RunID, after sortie.Curso
 	return page.Events, nil
 }
 
-// Cancel requests cancellation of the run.
+// Cancel requests cancellation of the run; a reason
+// [sortie.CheckCancelReason] refuses is refused before it is sent.
 func (e *Engine) Cancel(ctx context.Context, id sortie.RunID, reason string) (*sortie.Run, error) {
 	if err := id.Validate(); err != nil {
+		return nil, err
+	}
+	if err := sortie.CheckCancelReason(reason); err != nil {
 		return nil, err
 	}
 	var run sortie.Run
