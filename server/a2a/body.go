@@ -2,6 +2,7 @@ package a2a
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -34,28 +35,54 @@ func checkRPCBody(w http.ResponseWriter, r *http.Request, maxBody int64) bool {
 	if r.Method != http.MethodPost {
 		return true // a2a-go refuses other methods
 	}
-	if err := jsonbody.CheckEncoding(w, r.Header); err != nil {
+	bad := readBody(w, r, maxBody)
+	switch {
+	case bad == nil:
+		return true
+	case bad.status == http.StatusUnsupportedMediaType:
 		w.Header().Set("Content-Type", "application/json")
-		w.WriteHeader(http.StatusUnsupportedMediaType)
-		writeRPCError(w, rpcInvalidRequest, err.Error(), map[string]any{"field": "Content-Encoding"})
-		return false
+		w.WriteHeader(bad.status)
+		writeRPCError(w, rpcInvalidRequest, bad.msg, map[string]any{"field": bad.field})
+	case bad.status == 0: // the body could not be read
+		writeRPCError(w, rpcParseError, bad.msg, nil)
+	case bad.status == http.StatusRequestEntityTooLarge:
+		writeRPCError(w, rpcInvalidRequest, bad.msg, nil)
+	default:
+		writeRPCError(w, rpcInvalidRequest, bad.msg, map[string]any{"field": bad.field})
+	}
+	return false
+}
+
+// badBody is why readBody refused a body: the HTTP status a REST answer
+// gets (0: the body could not be read, a 400 there), the message and the
+// header or field it names.
+type badBody struct {
+	status     int
+	msg, field string
+}
+
+// readBody reads r's body (at most maxBody bytes) and checks it as the
+// rest of the host's API does: a Content-Encoding other than identity is
+// 415; a body over maxBody 413; one [jsonbody.CheckShape] refuses 400,
+// naming the field. A body that passes is put back for a2a-go to decode
+// and readBody returns nil.
+func readBody(w http.ResponseWriter, r *http.Request, maxBody int64) *badBody {
+	if err := jsonbody.CheckEncoding(w, r.Header); err != nil {
+		return &badBody{http.StatusUnsupportedMediaType, err.Error(), "Content-Encoding"}
 	}
 	b, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxBody))
 	var mbe *http.MaxBytesError
 	var ve *sortie.ValidationError
 	switch {
 	case errors.As(err, &mbe):
-		writeRPCError(w, rpcInvalidRequest, fmt.Sprintf("invalid body: over the limit of %d bytes", maxBody), nil)
-		return false
+		return &badBody{http.StatusRequestEntityTooLarge, fmt.Sprintf("invalid body: over the limit of %d bytes", maxBody), "body"}
 	case err != nil:
-		writeRPCError(w, rpcParseError, "reading the body: "+err.Error(), nil)
-		return false
+		return &badBody{0, "reading the body: " + err.Error(), "body"}
 	case errors.As(jsonbody.CheckShape(b), &ve):
-		writeRPCError(w, rpcInvalidRequest, ve.Error(), map[string]any{"field": ve.Field})
-		return false
+		return &badBody{http.StatusBadRequest, ve.Error(), ve.Field}
 	}
 	r.Body = io.NopCloser(bytes.NewReader(b))
-	return true
+	return nil
 }
 
 // writeRPCError answers a JSON-RPC error response without an id (the
@@ -77,26 +104,12 @@ func writeRPCError(w http.ResponseWriter, code int, msg string, data any) {
 // each naming the header or field in a details entry. It reports whether
 // the request goes on, with its body put back.
 func checkRESTBody(w http.ResponseWriter, r *http.Request, maxBody int64) bool {
-	if err := jsonbody.CheckEncoding(w, r.Header); err != nil {
-		writeRESTError(w, http.StatusUnsupportedMediaType, err.Error(), "Content-Encoding")
-		return false
+	bad := readBody(w, r, maxBody)
+	if bad == nil {
+		return true
 	}
-	b, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxBody))
-	var mbe *http.MaxBytesError
-	var ve *sortie.ValidationError
-	switch {
-	case errors.As(err, &mbe):
-		writeRESTError(w, http.StatusRequestEntityTooLarge, fmt.Sprintf("invalid body: over the limit of %d bytes", maxBody), "body")
-		return false
-	case err != nil:
-		writeRESTError(w, http.StatusBadRequest, "reading the body: "+err.Error(), "body")
-		return false
-	case errors.As(jsonbody.CheckShape(b), &ve):
-		writeRESTError(w, http.StatusBadRequest, ve.Error(), ve.Field)
-		return false
-	}
-	r.Body = io.NopCloser(bytes.NewReader(b))
-	return true
+	writeRESTError(w, cmp.Or(bad.status, http.StatusBadRequest), bad.msg, bad.field)
+	return false
 }
 
 // writeRESTError answers a REST request a2a-go has not read, in the
