@@ -62,18 +62,28 @@ func binaryMode(t *testing.T, path string) ([]byte, http.Header) {
 	return body, req.Header
 }
 
+// eventsToken is the API token of the hosts serveEvents starts.
+const eventsToken = "cloudevents-test-token-0123456789"
+
+// serveEvents starts `sortie serve` with the example trigger rules and
+// API token eventsToken, and reads the example Pub/Sub event.
+func serveEvents(t *testing.T) (c *cli, url string, pubsub []byte) {
+	t.Helper()
+	c = newCLI(t)
+	url, _ = startServe(t, c, []string{"SORTIE_API_TOKENS=" + eventsToken}, "--trigger-rules", exampleRules)
+	pubsub, err := os.ReadFile(filepath.Join("..", "..", exampleEvents, "pubsub-message-published.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c, url, pubsub
+}
+
 // `sortie serve --trigger-rules` takes CloudEvents on the API's
 // authentication: without a valid token nothing starts; the same
 // (source, id) delivered twice, in structured and binary mode, starts one
 // run, which completes with the variables its rule templates.
 func TestServeTakesCloudEvents(t *testing.T) {
-	c := newCLI(t)
-	const token = "cloudevents-test-token-0123456789"
-	url, _ := startServe(t, c, []string{"SORTIE_API_TOKENS=" + token}, "--trigger-rules", exampleRules)
-	pubsub, err := os.ReadFile(filepath.Join("..", "..", exampleEvents, "pubsub-message-published.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	c, url, pubsub := serveEvents(t)
 	structured := http.Header{"Content-Type": {"application/cloudevents+json"}}
 	for _, tok := range []string{"", "not-the-token-0123456789"} {
 		if code, _ := postEvent(t, url, tok, pubsub, structured); code != http.StatusUnauthorized {
@@ -84,7 +94,7 @@ func TestServeTakesCloudEvents(t *testing.T) {
 		t.Fatalf("refused deliveries started %d runs, want none", n)
 	}
 
-	code, first := postEvent(t, url, token, pubsub, structured)
+	code, first := postEvent(t, url, eventsToken, pubsub, structured)
 	if code != http.StatusOK || len(first.Outcomes) != 1 || first.Outcomes[0].Result != triggers.Started {
 		t.Fatalf("POST pubsub event = %d %+v, want 200 and one started run", code, first)
 	}
@@ -92,7 +102,7 @@ func TestServeTakesCloudEvents(t *testing.T) {
 	if ct := h.Get("ce-id"); ct != "2070443601311540" {
 		t.Fatalf("the SDK's binary mode wrote ce-id %q", ct)
 	}
-	code, again := postEvent(t, url, token, body, h)
+	code, again := postEvent(t, url, eventsToken, body, h)
 	if code != http.StatusOK || len(again.Outcomes) != 1 || again.Outcomes[0].Result != triggers.Existed || again.Outcomes[0].RunID != first.Outcomes[0].RunID {
 		t.Fatalf("POST the same event in binary mode = %d %+v, want 200 and run %s existed", code, again, first.Outcomes[0].RunID)
 	}
@@ -102,7 +112,7 @@ func TestServeTakesCloudEvents(t *testing.T) {
 	c.result(first.Outcomes[0].RunID, `{"message":{"order":"P-7"},"origin":"checkout"}`)
 
 	batch := append(append([]byte("["), pubsub...), ']')
-	if code, out := postEvent(t, url, token, batch, http.Header{"Content-Type": {"application/cloudevents-batch+json"}}); code != http.StatusUnsupportedMediaType ||
+	if code, out := postEvent(t, url, eventsToken, batch, http.Header{"Content-Type": {"application/cloudevents-batch+json"}}); code != http.StatusUnsupportedMediaType ||
 		out.Error == nil || out.Error.Code != "invalid_argument" || !strings.Contains(out.Error.Message, "one event per request") {
 		t.Errorf("POST a batch = %d %+v, want 415 saying one event per request", code, out)
 	}
@@ -131,13 +141,7 @@ func TestServeTriggerRulesChecked(t *testing.T) {
 // would be two runs), a ce-id header twice (the SDK kept the first), a
 // Content-Type twice and a gzipped body (415); nothing starts.
 func TestServeRefusesCloudEventsGivenTwice(t *testing.T) {
-	c := newCLI(t)
-	const token = "cloudevents-test-token-0123456789"
-	url, _ := startServe(t, c, []string{"SORTIE_API_TOKENS=" + token}, "--trigger-rules", exampleRules)
-	pubsub, err := os.ReadFile(filepath.Join("..", "..", exampleEvents, "pubsub-message-published.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	c, url, pubsub := serveEvents(t)
 	idTwice := bytes.Replace(pubsub, []byte(`"id": "2070443601311540",`), []byte(`"id": "2070443601311540", "id": "another",`), 1)
 	if bytes.Equal(idTwice, pubsub) {
 		t.Fatal("the example has no id to repeat")
@@ -156,7 +160,7 @@ func TestServeRefusesCloudEventsGivenTwice(t *testing.T) {
 		{"Content-Type twice", pubsub, http.Header{"Content-Type": {"application/cloudevents+json", "application/json"}}, 400, "Content-Type", "given 2 times"},
 		{"gzip", pubsub, http.Header{"Content-Type": {"application/cloudevents+json"}, "Content-Encoding": {"gzip"}}, 415, "Content-Encoding", "not supported"},
 	} {
-		code, out := postEvent(t, url, token, tc.body, tc.h)
+		code, out := postEvent(t, url, eventsToken, tc.body, tc.h)
 		if code != tc.code || out.Error == nil || out.Error.Field != tc.field || !strings.Contains(out.Error.Message, tc.says) {
 			t.Errorf("POST /v1/events %s = %d %+v, want %d naming %s: %q", tc.name, code, out.Error, tc.code, tc.field, tc.says)
 		}

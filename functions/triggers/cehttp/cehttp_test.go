@@ -1,7 +1,6 @@
 package cehttp_test
 
 import (
-	"bufio"
 	"bytes"
 	"encoding/json"
 	"io"
@@ -53,13 +52,7 @@ func structured(t *testing.T, url string) (int, cehttp.Response) {
 // .headers file.
 func binary(t *testing.T, url string) (int, cehttp.Response) {
 	t.Helper()
-	h := http.Header{}
-	sc := bufio.NewScanner(bytes.NewReader(read(t, "cloudevents/storage-finalized.headers")))
-	for sc.Scan() {
-		k, v, _ := strings.Cut(sc.Text(), ": ")
-		h.Set(k, v)
-	}
-	return post(t, url, read(t, "cloudevents/storage-finalized.json"), h)
+	return post(t, url, read(t, "cloudevents/storage-finalized.json"), storageHeaders(t))
 }
 
 func post(t *testing.T, url string, body []byte, h http.Header) (int, cehttp.Response) {
