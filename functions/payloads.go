@@ -17,11 +17,7 @@ import (
 // Config.
 type PayloadURLOpener interface {
 	sealed.Sealer
-	// OpenPayloadURLs returns the plaintext of inv.SealedPayloadURLs,
-	// bound to inv's run and attempt, and the key-management requests it
-	// made. Errors wrap sortie.ErrUnavailable when a retry may cure them
-	// and never contain a URL.
-	OpenPayloadURLs(ctx context.Context, inv *sortie.Invocation) (urls []byte, kmsRequests int, err error)
+	sealed.URLOpener
 }
 
 // payloadStore returns the attempt's payload store, made once: a store
@@ -43,13 +39,8 @@ func (a *attempt) payloadStore(ctx context.Context) (sortie.PayloadStore, *sorti
 		o := errorOutcome(errTypePayload, "the invocation carries payload URLs and this worker cannot open them (Worker.PayloadURLs)", false)
 		return nil, &o
 	}
-	plain, n, err := a.w.PayloadURLs.OpenPayloadURLs(ctx, a.inv)
+	urls, n, err := sealed.OpenURLs(ctx, a.w.PayloadURLs, a.inv)
 	a.payloadKMS += n
-	defer clear(plain)
-	var urls *sealed.URLs
-	if err == nil {
-		urls, err = sealed.DecodeURLs(plain)
-	}
 	if err != nil {
 		o := errorOutcome(errTypePayload, "open the attempt's payload URLs: "+err.Error(), errors.Is(err, sortie.ErrUnavailable))
 		return nil, &o

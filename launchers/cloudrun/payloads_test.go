@@ -97,13 +97,9 @@ func TestJobPayloadsByReference(t *testing.T) {
 			if err != nil || inv.VariablesRef == nil || len(inv.SealedPayloadURLs) == 0 || len(v.GetValue()) > fncloudrun.MaxEnvValueBytes {
 				t.Fatalf("RunJobRequest %d's invocation: %d bytes, %v; want a reference and sealed URLs within %d bytes", i+1, len(v.GetValue()), err, fncloudrun.MaxEnvValueBytes)
 			}
-			plain, _, err := kr.OpenPayloadURLs(t.Context(), inv)
+			urls, _, err := sealed.OpenURLs(t.Context(), kr, inv)
 			if err != nil {
-				t.Fatalf("OpenPayloadURLs = %v", err)
-			}
-			urls, err := sealed.DecodeURLs(plain)
-			if err != nil {
-				t.Fatalf("DecodeURLs = %v", err)
+				t.Fatalf("OpenURLs = %v", err)
 			}
 			for _, u := range append(slices.Collect(maps.Values(urls.Get)), slices.Collect(maps.Values(urls.Put))...) {
 				_, sig, _ := strings.Cut(u, "X-Amz-Signature=")

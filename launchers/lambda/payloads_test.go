@@ -91,11 +91,7 @@ func TestPayloadsByReference(t *testing.T) {
 	if len(rec.sent) != 1 || json.Unmarshal(rec.sent[0], &inv) != nil || len(inv.SealedPayloadURLs) == 0 {
 		t.Fatalf("the engine started %d invocations; want 1 carrying sealed payload URLs", len(rec.sent))
 	}
-	plain, _, err := kr.OpenPayloadURLs(t.Context(), &inv)
-	if err != nil {
-		t.Fatalf("OpenPayloadURLs = %v", err)
-	}
-	urls, err := sealed.DecodeURLs(plain)
+	urls, _, err := sealed.OpenURLs(t.Context(), kr, &inv)
 	if err != nil || len(urls.Get) != 1 || len(urls.Put) != 2+sortie.MaxStepSlots {
 		t.Fatalf("opened URLs: %d GET, %d PUT (%v); want a GET of the variables, PUTs of the result, the checkpoint and the step slots", len(urls.Get), len(urls.Put), err)
 	}

@@ -142,13 +142,9 @@ func grantedURLs(t *testing.T, kr *envelope.Config, b []byte) *sealed.URLs {
 	if err := json.Unmarshal(b, &inv); err != nil {
 		t.Fatal(err)
 	}
-	plain, _, err := kr.OpenPayloadURLs(t.Context(), &inv)
+	urls, _, err := sealed.OpenURLs(t.Context(), kr, &inv)
 	if err != nil {
-		t.Fatalf("OpenPayloadURLs = %v", err)
-	}
-	urls, err := sealed.DecodeURLs(plain)
-	if err != nil {
-		t.Fatalf("DecodeURLs = %v", err)
+		t.Fatalf("OpenURLs = %v", err)
 	}
 	return urls
 }

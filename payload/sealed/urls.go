@@ -244,3 +244,26 @@ func status(store, op, key string, resp *http.Response) error {
 	}
 	return fmt.Errorf("payload store %q: %s %s: HTTP %d: %w", store, op, key, resp.StatusCode, sentinel)
 }
+
+// URLOpener opens an invocation's sealed payload URLs: the worker's
+// keyring (crypto/envelope's Config).
+type URLOpener interface {
+	// OpenPayloadURLs returns the plaintext of inv.SealedPayloadURLs,
+	// bound to inv's run and attempt, and the key-management requests it
+	// made. Errors wrap sortie.ErrUnavailable when a retry may cure them
+	// and never contain a URL.
+	OpenPayloadURLs(ctx context.Context, inv *sortie.Invocation) (urls []byte, kmsRequests int, err error)
+}
+
+// OpenURLs opens inv's sealed payload URLs with o and decodes them
+// ([DecodeURLs]), as a worker does, clearing the plaintext after; it
+// returns how many KMS requests o made. Errors are o's or DecodeURLs'.
+func OpenURLs(ctx context.Context, o URLOpener, inv *sortie.Invocation) (*URLs, int, error) {
+	plain, n, err := o.OpenPayloadURLs(ctx, inv)
+	defer clear(plain)
+	if err != nil {
+		return nil, n, err
+	}
+	urls, err := DecodeURLs(plain)
+	return urls, n, err
+}

@@ -86,13 +86,9 @@ func (r *rig) seal(t *testing.T, inv *sortie.Invocation) *sealed.URLs {
 	if err := payload.NewGranter(r.store, r.kr).Seal(t.Context(), inv); err != nil {
 		t.Fatalf("Granter.Seal = %v", err)
 	}
-	plain, _, err := r.kr.OpenPayloadURLs(t.Context(), inv)
+	urls, _, err := sealed.OpenURLs(t.Context(), r.kr, inv)
 	if err != nil {
-		t.Fatalf("OpenPayloadURLs = %v", err)
-	}
-	urls, err := sealed.DecodeURLs(plain)
-	if err != nil {
-		t.Fatalf("DecodeURLs = %v", err)
+		t.Fatalf("OpenURLs = %v", err)
 	}
 	return urls
 }
