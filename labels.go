@@ -5,6 +5,8 @@ import (
 	"errors"
 	"maps"
 	"slices"
+	"strings"
+	"unicode"
 	"unicode/utf8"
 )
 
@@ -93,19 +95,11 @@ func ConfigRefsFromMetadata(field string, md map[string]any) ([]string, error) {
 	return refs, nil
 }
 
-// printable reports whether s is valid UTF-8 without control characters:
-// C0 (U+0000 to U+001F: NUL, newline, ESC…), DEL (U+007F) and C1 (U+0080
-// to U+009F: NEL, CSI…). It is the rule of what the CLI, the logs and the
+// printable reports whether s is valid UTF-8 without control characters
+// (unicode.IsControl: C0, U+0000 to U+001F: NUL, newline, ESC…; DEL,
+// U+007F; C1, U+0080 to U+009F: NEL, CSI…). It is the rule of what the CLI, the logs and the
 // web UI print as they are (labels, context IDs, idempotency keys), so
 // that no value can forge a line or a terminal escape.
 func printable(s string) bool {
-	if !utf8.ValidString(s) {
-		return false
-	}
-	for _, r := range s {
-		if r < 0x20 || (r >= 0x7f && r <= 0x9f) {
-			return false
-		}
-	}
-	return true
+	return utf8.ValidString(s) && !strings.ContainsFunc(s, unicode.IsControl)
 }

@@ -5,7 +5,6 @@ import (
 	"cmp"
 	"encoding/json"
 	"slices"
-	"unicode"
 	"unicode/utf8"
 )
 
@@ -84,10 +83,8 @@ func CheckStepName(name string) error {
 	if name == "" || len(name) > MaxStepNameBytes || !utf8.ValidString(name) {
 		return invalidf("step.name", "must be 1-%d bytes of UTF-8, got %d bytes", MaxStepNameBytes, len(name))
 	}
-	for _, r := range name {
-		if unicode.IsControl(r) {
-			return invalidf("step.name", "%.64q holds a control character", name)
-		}
+	if !printable(name) {
+		return invalidf("step.name", "%.64q holds a control character", name)
 	}
 	return nil
 }

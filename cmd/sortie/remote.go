@@ -37,11 +37,10 @@ func (g *globals) openRemote(log *slog.Logger) (*target, error) {
 // store variables (host settings) unless their flags are given, which
 // validate then refuses.
 func (g *globals) checkHost(cmd *cobra.Command) error {
-	changed := func(name string) bool { f := cmd.Flags().Lookup(name); return f != nil && f.Changed }
-	if changed("host") && strings.TrimSpace(g.hostURL) == "" {
+	if g.changed("host") && strings.TrimSpace(g.hostURL) == "" {
 		return usagef("--host is empty: name the host (http(s)://HOST:PORT) or leave the flag out for the embedded engine")
 	}
-	if cmd.Name() == "serve" && !changed("host") {
+	if cmd.Name() == "serve" && !g.changed("host") {
 		g.hostURL = ""
 		return nil
 	}
@@ -57,7 +56,7 @@ func (g *globals) checkHost(cmd *cobra.Command) error {
 		for name, v := range map[string]*string{"dynamodb-table": &g.aws.table, "dynamodb-endpoint": &g.aws.dynamoEndpoint,
 			"lambda-function": &g.aws.function, "lambda-endpoint": &g.aws.lambdaEndpoint,
 			"kms-keys": &g.aws.kmsKeys, "kms-endpoint": &g.aws.kmsEndpoint} {
-			if !changed(name) {
+			if !g.changed(name) {
 				*v = ""
 			}
 		}

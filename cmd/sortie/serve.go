@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"context"
 	"fmt"
 	"net"
@@ -112,8 +113,8 @@ func (s *serveFlags) run(ctx context.Context, g *globals) error {
 // stopped is serve's result for the error Serve returned: a stop whose
 // grace ran out is a stop (nil) after a warning saying what it cut off.
 func stopped(err error) error {
-	ge, ok := err.(*server.GraceExceededError)
-	if !ok {
+	var ge *server.GraceExceededError
+	if !errors.As(err, &ge) { // the host joins it with other close errors
 		return err
 	}
 	what := fmt.Sprintf("%d connection(s) with a request in flight closed", ge.Requests)

@@ -186,7 +186,8 @@ func (v *Variables) act(ctx context.Context, call *functions.Call) (out any, don
 // after step crash_after_step.
 func (v *Variables) runSteps(ctx context.Context, call *functions.Call) ([]StepResult, error) {
 	var out []StepResult
-	pad, secretPad := v.pad(v.StepPadBytes), v.pad(v.StepPadBytes)
+	pad := v.pad(v.StepPadBytes)
+	secretPad := pad
 	if v.SecretPadBytes != nil {
 		secretPad = v.pad(*v.SecretPadBytes)
 	}
