@@ -22,8 +22,7 @@ import (
 // control plane does not hold (here one left by a submission that never
 // stored its run) but none of a run it holds.
 func TestSweepPayloadsKeepsHeldRuns(t *testing.T) {
-	logs := &logbuf.Buffer{}
-	h := newHost(t, host.Config{StateDir: t.TempDir(), InProcess: true, Logger: slog.New(slog.NewTextHandler(logs, nil))})
+	h := newHost(t, host.Config{StateDir: t.TempDir(), InProcess: true})
 	vars, _ := json.Marshal(map[string]string{"text": string(bytes.Repeat([]byte("v"), sortie.MaxVariablesBytes))})
 	run, err := h.Client().Submit(t.Context(), &sortie.SubmitRequest{Agent: "probe", Variables: vars})
 	if err != nil {

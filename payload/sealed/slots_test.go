@@ -48,6 +48,9 @@ func (r *rig) sealedSizes(t *testing.T, what string, inv *sortie.Invocation) (al
 		t.Fatal(err)
 	}
 	none = len(b)
+	if none >= all {
+		t.Errorf("%s: %d bytes sealed without the step slots, %d with them; want the slots to take room", what, none, all)
+	}
 	t.Logf("%s: %d GET and 2 PUT URLs sealed in %d bytes; with %d step slots %d bytes (%d a slot; limit %d)",
 		what, len(urls.Get), none, sortie.MaxStepSlots, all, (all-none)/sortie.MaxStepSlots, sortie.MaxSealedPayloadURLsBytes)
 	return all, none

@@ -133,7 +133,7 @@ func (s *URLStore) Put(ctx context.Context, run sortie.RunID, agent, name, field
 	if err != nil {
 		return nil, err
 	}
-	resp, err := s.do(ctx, http.MethodPut, u, object)
+	resp, err := do(ctx, s.client, http.MethodPut, u, object)
 	if err != nil {
 		return nil, wrap(s.urls.Store, "store", key, err)
 	}
@@ -154,7 +154,7 @@ func (s *URLStore) Get(ctx context.Context, run sortie.RunID, agent string, ref 
 	if !ok {
 		return nil, fmt.Errorf("payload store %q: this attempt was granted no URL to read %s", s.urls.Store, ref.Key)
 	}
-	resp, err := s.do(ctx, http.MethodGet, u, nil)
+	resp, err := do(ctx, s.client, http.MethodGet, u, nil)
 	if err != nil {
 		return nil, wrap(s.urls.Store, "read", ref.Key, err)
 	}
@@ -183,10 +183,6 @@ func (s *URLStore) DeleteRun(context.Context, sortie.RunID) error {
 // Sweep implements [sortie.PayloadStore]: a worker sweeps nothing.
 func (s *URLStore) Sweep(context.Context, func(context.Context, sortie.RunID) (bool, error), time.Time) (int, error) {
 	return 0, errors.New("payload store: an attempt's URL store sweeps nothing; the host sweeps its store")
-}
-
-func (s *URLStore) do(ctx context.Context, method, u string, body []byte) (*http.Response, error) {
-	return do(ctx, s.client, method, u, body)
 }
 
 // do sends method to the presigned URL u with body (none when nil); an

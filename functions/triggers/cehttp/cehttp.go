@@ -19,7 +19,6 @@ import (
 	"github.com/sortie-run/sortie"
 	"github.com/sortie-run/sortie/functions/triggers"
 	"github.com/sortie-run/sortie/internal/jsonbody"
-	"github.com/sortie-run/sortie/internal/strictjson"
 	"github.com/sortie-run/sortie/wire"
 )
 
@@ -203,7 +202,7 @@ func ParseJSON(b []byte) (triggers.CloudEvent, error) {
 	if err := json.Unmarshal(b, &e); err != nil {
 		return triggers.CloudEvent{}, sortie.Invalidf("cloudevent", "%v", err)
 	}
-	if _, err := strictjson.Scan(b); err != nil {
+	if err := jsonbody.CheckShape(b); err != nil { // as an envelope over HTTP is checked
 		return triggers.CloudEvent{}, sortie.Invalidf("cloudevent", "%v", err)
 	}
 	if err := e.Validate(); err != nil {
