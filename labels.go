@@ -14,16 +14,16 @@ import (
 // call or an A2A message) into run labels: each key a label, a string
 // value as it is and any other value as its JSON. [MetaConfigRefs] and
 // the keys in skip are left out. It returns nil for no metadata, and a [*ValidationError] for field
-// (or field.KEY) beyond a run's label limits: [MaxLabels] keys of 1-63
-// bytes, values of at most 255 bytes.
+// (or field.KEY) beyond a run's label limits: [MaxLabels] keys of 1 to
+// [MaxLabelKeyBytes] bytes, values of at most [MaxLabelValueBytes].
 func MetadataLabels(field string, md map[string]any, skip ...string) (map[string]string, error) {
 	out := map[string]string{}
 	for k, v := range md {
 		if k == MetaConfigRefs || slices.Contains(skip, k) {
 			continue
 		}
-		if k == "" || len(k) > 63 || !printable(k) {
-			return nil, invalidf(field, "key %.63q: keys must be 1-63 bytes of UTF-8 without control characters (metadata becomes the run's labels)", k)
+		if !labelKeyOK(k) {
+			return nil, invalidf(field, "key %.63q: keys must be 1-%d bytes of UTF-8 without control characters (metadata becomes the run's labels)", k, MaxLabelKeyBytes)
 		}
 		s, ok := v.(string)
 		if !ok {
@@ -33,8 +33,8 @@ func MetadataLabels(field string, md map[string]any, skip ...string) (map[string
 			}
 			s = string(b)
 		}
-		if len(s) > 255 || !printable(s) {
-			return nil, invalidf(field+"."+k, "%d bytes, limit 255 of UTF-8 without control characters (a string, or the JSON of another value)", len(s))
+		if !labelValueOK(s) {
+			return nil, invalidf(field+"."+k, "%d bytes, limit %d of UTF-8 without control characters (a string, or the JSON of another value)", len(s), MaxLabelValueBytes)
 		}
 		out[k] = s
 	}
@@ -94,6 +94,14 @@ func ConfigRefsFromMetadata(field string, md map[string]any) ([]string, error) {
 	}
 	return refs, nil
 }
+
+// labelKeyOK reports whether k is a label key: 1 to [MaxLabelKeyBytes]
+// printable bytes.
+func labelKeyOK(k string) bool { return k != "" && len(k) <= MaxLabelKeyBytes && printable(k) }
+
+// labelValueOK reports whether v is a label value: at most
+// [MaxLabelValueBytes] printable bytes.
+func labelValueOK(v string) bool { return len(v) <= MaxLabelValueBytes && printable(v) }
 
 // printable reports whether s is valid UTF-8 without control characters
 // (unicode.IsControl: C0, U+0000 to U+001F: NUL, newline, ESC…; DEL,

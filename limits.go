@@ -25,9 +25,14 @@ const (
 	MaxCancelReasonBytes = 1024
 	// MaxIdempotencyKeyBytes is the longest idempotency key.
 	MaxIdempotencyKeyBytes = 255
-	// MaxLabels is the most labels a run may carry; keys and values are at
-	// most 63 and 255 bytes.
+	// MaxLabels is the most labels a run may carry; keys are 1 to
+	// MaxLabelKeyBytes bytes, values at most MaxLabelValueBytes, both
+	// UTF-8 without control characters.
 	MaxLabels = 32
+	// MaxLabelKeyBytes is the longest label key.
+	MaxLabelKeyBytes = 63
+	// MaxLabelValueBytes is the longest label value.
+	MaxLabelValueBytes = 255
 	// MaxEventsPerAppend is the most events one AppendEvents call takes.
 	MaxEventsPerAppend = 100
 	// MaxSealedPayloadURLsBytes is the largest

@@ -74,8 +74,8 @@ func (r *SubmitRequest) ValidateText() error {
 		return invalidf("labels", "%d labels, limit %d", len(r.Labels), MaxLabels)
 	}
 	for k, v := range r.Labels {
-		if len(k) == 0 || len(k) > 63 || len(v) > 255 || !printable(k+v) {
-			return invalidf("labels", "label %.63q: keys must be 1-63 bytes and values at most 255 bytes of UTF-8 without control characters", k)
+		if !labelKeyOK(k) || !labelValueOK(v) {
+			return invalidf("labels", "label %.63q: keys must be 1-%d bytes and values at most %d bytes of UTF-8 without control characters", k, MaxLabelKeyBytes, MaxLabelValueBytes)
 		}
 	}
 	return nil
