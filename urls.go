@@ -32,6 +32,20 @@ func RedactURLError(err error) error {
 	return err
 }
 
+// CheckBaseURL is [CheckHTTPURL] for a URL that requests are made
+// under (a host's API, its worker callbacks): it also refuses a query or
+// fragment, which the paths appended to it would break. Its
+// [*ValidationError] names field and never quotes the query.
+func CheckBaseURL(field, raw string) error {
+	if err := CheckHTTPURL(field, raw); err != nil {
+		return err
+	}
+	if u, _ := url.Parse(raw); u.RawQuery != "" || u.ForceQuery || u.Fragment != "" || strings.HasSuffix(raw, "#") {
+		return invalidf(field, "must have no query (?...) or fragment (#...): requests add their own path and query to it")
+	}
+	return nil
+}
+
 // CheckHTTPURL checks that raw is an absolute http or https URL with a
 // host and without user info. Its [*ValidationError] names field and what
 // is wrong, quoting at most scheme://host/path (see [SafeURL]), never the

@@ -64,3 +64,18 @@ func TestRedactURLError(t *testing.T) {
 		t.Errorf("RedactURLError(...) = %q, want the URL as http://127.0.0.1:1/p only", msg)
 	}
 }
+
+// A base URL (requests go under it) refuses a query or fragment too,
+// without quoting the query; a plain one with a path prefix passes.
+func TestCheckBaseURL(t *testing.T) {
+	for _, raw := range []string{"https://h.example.com/api?token=SECRETSIG", "https://h.example.com/api?", "https://h.example.com/#x", "https://h.example.com/#"} {
+		err := sortie.CheckBaseURL("base_url", raw)
+		var ve *sortie.ValidationError
+		if !errors.As(err, &ve) || ve.Field != "base_url" || !strings.Contains(ve.Reason, "no query") || strings.Contains(err.Error(), "SECRETSIG") {
+			t.Errorf("CheckBaseURL(%q) = %v, want a ValidationError on base_url refusing the query or fragment, not quoting it", raw, err)
+		}
+	}
+	if err := sortie.CheckBaseURL("base_url", "https://h.example.com:8443/prefix/"); err != nil {
+		t.Errorf("CheckBaseURL(a plain URL with a path prefix) = %v, want nil", err)
+	}
+}

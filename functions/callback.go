@@ -10,7 +10,6 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"net/url"
 	"strings"
 	"time"
 
@@ -70,9 +69,8 @@ func NewCallbackReporter(inv *sortie.Invocation, client *http.Client) (Reporter,
 	if rep.Mode != sortie.ReportCallback {
 		return nil, sortie.Invalidf("report.mode", "%.64q, want %q", rep.Mode, sortie.ReportCallback)
 	}
-	u, err := url.Parse(rep.CallbackURL)
-	if err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" || u.User != nil || u.RawQuery != "" || u.Fragment != "" {
-		return nil, sortie.Invalidf("report.callback_url", "must be an absolute http(s) URL without user, query or fragment")
+	if err := sortie.CheckBaseURL("report.callback_url", rep.CallbackURL); err != nil {
+		return nil, err
 	}
 	claims, secret, err := splitCallbackToken(rep.Token)
 	if err != nil {

@@ -2,7 +2,6 @@ package callback
 
 import (
 	"fmt"
-	"net/url"
 	"strings"
 	"time"
 
@@ -42,11 +41,8 @@ func NewIssuer(keys *Keyring, baseURL string, opts *IssuerOptions) (*Issuer, err
 	if keys == nil {
 		return nil, sortie.Invalidf("keys", "a keyring is required")
 	}
-	if err := sortie.CheckHTTPURL("base_url", baseURL); err != nil {
+	if err := sortie.CheckBaseURL("base_url", baseURL); err != nil {
 		return nil, err
-	}
-	if u, _ := url.Parse(baseURL); u.RawQuery != "" || u.ForceQuery || u.Fragment != "" {
-		return nil, sortie.Invalidf("base_url", "%.200q must have no query or fragment", sortie.SafeURL(baseURL))
 	}
 	i := &Issuer{keys: keys, url: strings.TrimRight(baseURL, "/") + PathPrefix, grace: DefaultGrace}
 	if opts != nil && opts.Grace > 0 {

@@ -61,27 +61,18 @@ var (
 // info (credentials go in Options.Token), has a port outside 1-65535, or
 // has a query or fragment; the error never quotes the URL.
 func New(baseURL string, opts *Options) (*Engine, error) {
-	u, err := url.Parse(baseURL)
-	if err != nil { // not quoted, nor url's error, which quotes it: it may hold a password
-		return nil, sortie.Invalidf("host", "not a URL: want an absolute http(s) URL")
+	if err := sortie.CheckBaseURL("host", baseURL); err != nil {
+		var ve *sortie.ValidationError
+		if u, perr := url.Parse(baseURL); perr == nil && u.User != nil && errors.As(err, &ve) {
+			return nil, sortie.Invalidf("host", "%s: a bearer token (Options.Token; sortie --token-file)", ve.Reason)
+		}
+		return nil, err
 	}
-	if u.Scheme != "http" && u.Scheme != "https" {
-		return nil, sortie.Invalidf("host", "scheme %.20q: want an absolute http(s) URL, http://HOST:PORT", u.Scheme)
-	}
-	if u.Host == "" {
-		return nil, sortie.Invalidf("host", "no host: want an absolute http(s) URL, http://HOST:PORT")
-	}
-	if u.User != nil { // not quoted: it holds a password
-		return nil, sortie.Invalidf("host", "the URL must not carry user info (NAME:PASSWORD@): pass credentials as a bearer token (Options.Token; sortie --token-file)")
-	}
+	u, _ := url.Parse(baseURL)
 	if p := u.Port(); p != "" {
 		if n, err := strconv.Atoi(p); err != nil || n < 1 || n > 65535 {
 			return nil, sortie.Invalidf("host", "port %.12q: want 1-65535", p)
 		}
-	}
-	if u.RawQuery != "" || u.ForceQuery || strings.Contains(baseURL, "#") {
-		// Not quoted: a query may hold a credential.
-		return nil, sortie.Invalidf("host", "the URL must have no query (?...) or fragment (#...): each request adds its own path and query to it")
 	}
 	u.Path = strings.TrimSuffix(u.Path, "/")
 	e := &Engine{base: u, hc: http.DefaultClient}
