@@ -11,9 +11,7 @@ import (
 	"github.com/sortie-run/sortie"
 	"github.com/sortie-run/sortie/controlplane/controlplanetest"
 	"github.com/sortie-run/sortie/controlplane/memory"
-	"github.com/sortie-run/sortie/internal/envelopetest"
 	"github.com/sortie-run/sortie/internal/logbuf"
-	"github.com/sortie-run/sortie/payload"
 )
 
 // orderDeleter is an ObjectDeleter that records, for each run it is
@@ -42,13 +40,8 @@ func TestObjectDeleterGoesFirst(t *testing.T) {
 	var logs logbuf.Buffer
 	e := sortie.NewEngine(cp, nil, probeAgent, &sortie.EngineOptions{ObjectDeleter: d, Logger: slog.New(slog.NewTextHandler(&logs, nil))})
 	t.Cleanup(func() { e.Close(); cp.Close() })
-	store, bucket, err := payload.OpenFile(t.TempDir(), envelopetest.Config(t, "local-1"), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { bucket.Close() })
 	t0 := controlplanetest.T0
-	old, recent := endedWithObject(t, cp, store, t0), endedWithObject(t, cp, store, t0+10_000)
+	old, recent := endedRun(t, cp, t0), endedRun(t, cp, t0+10_000)
 
 	if n, err := e.Expire(t.Context(), time.UnixMilli(t0+5000), 10); err != nil || n != 1 {
 		t.Fatalf("Expire = %d, %v; want 1 run expired", n, err)

@@ -23,9 +23,8 @@ import (
 	"github.com/sortie-run/sortie/payload"
 )
 
-// endedWithObject stores a run of agent probe that completed at endMs
-// and a variables object of it in store.
-func endedWithObject(t *testing.T, cp sortie.ControlPlane, store sortie.PayloadStore, endMs int64) sortie.RunID {
+// endedRun stores a run of agent probe that completed at endMs.
+func endedRun(t *testing.T, cp sortie.ControlPlane, endMs int64) sortie.RunID {
 	t.Helper()
 	ctx := t.Context()
 	run := controlplanetest.NewRun(endMs - 10)
@@ -39,13 +38,21 @@ func endedWithObject(t *testing.T, cp sortie.ControlPlane, store sortie.PayloadS
 		_, err = cp.Finish(ctx, sortie.Finish{RunID: run.ID, Attempt: 1, LaunchID: lid,
 			Outcome: sortie.Outcome{Result: json.RawMessage(`1`)}, NowMs: endMs})
 	}
-	if err == nil {
-		_, err = store.Put(ctx, run.ID, "probe", "variables", "variables", []byte(`{"big":true}`))
-	}
 	if err != nil {
-		t.Fatalf("store a run ended at %d with an object: %v", endMs, err)
+		t.Fatalf("store a run ended at %d: %v", endMs, err)
 	}
 	return run.ID
+}
+
+// endedWithObject is endedRun with a variables object of the run in
+// store.
+func endedWithObject(t *testing.T, cp sortie.ControlPlane, store sortie.PayloadStore, endMs int64) sortie.RunID {
+	t.Helper()
+	id := endedRun(t, cp, endMs)
+	if _, err := store.Put(t.Context(), id, "probe", "variables", "variables", []byte(`{"big":true}`)); err != nil {
+		t.Fatalf("store an object of run %s: %v", id, err)
+	}
+	return id
 }
 
 // Engine.Delete deletes the run, then its objects; Engine.Expire deletes
