@@ -39,12 +39,15 @@ func TestHostRefusesHostSettings(t *testing.T) {
 
 // A host URL with user info (--host or SORTIE_HOST) is a usage error
 // saying to use --token-file, never echoing the password (it would go out
-// as Basic auth and into resume hints); a port out of range is one too.
+// as Basic auth and into resume hints); a port out of range is one too,
+// and so is --host on a command that talks to no host (dynamo, worker).
 func TestHostRefusesUserInfoAndBadPort(t *testing.T) {
 	c := newCLI(t)
 	wantUsage(t, c, []usageCase{
 		{[]string{"--host", "http://alice:s3cretPW@127.0.0.1:1", "list"}, []string{"--host", "user info", "--token-file"}},
 		{[]string{"--host", "http://127.0.0.1:99999", "list"}, []string{"--host", "1-65535"}},
+		{[]string{"--host", "http://127.0.0.1:1", "dynamo", "create-table", "--table", "t"}, []string{"--host", "DynamoDB table", "leave --host out"}},
+		{[]string{"--host", "http://127.0.0.1:1", "worker", "--report", "stdout"}, []string{"--host", "sortie worker", "leave --host out"}},
 	})
 	r := runCmd(t, c.cmd("--host", "http://alice:s3cretPW@127.0.0.1:1", "get", "r-x"))
 	cmd := c.cmd("--host", "", "list")

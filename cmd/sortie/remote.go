@@ -44,9 +44,14 @@ func (g *globals) checkHost(cmd *cobra.Command) error {
 		g.hostURL = ""
 		return nil
 	}
-	if cmd.HasParent() && cmd.Parent().Name() == "dynamo" {
-		g.aws = awsFlags{} // the dynamo commands take their own --table and --endpoint
-		g.hostURL = ""
+	if local := hostless(cmd); local != "" {
+		if g.changed("host") {
+			return usagef("--host: %s, not a host's API: leave --host out", local)
+		}
+		if cmd.Name() != "worker" {
+			g.aws = awsFlags{} // the dynamo commands take their own --table and --endpoint
+		}
+		g.hostURL = "" // SORTIE_HOST, a client setting, does not apply
 		return nil
 	}
 	if v, ok := os.LookupEnv("SORTIE_HOST"); ok && strings.TrimSpace(v) == "" && g.hostURL == "" {
@@ -63,6 +68,19 @@ func (g *globals) checkHost(cmd *cobra.Command) error {
 		g.clearHostOnlyEnv()
 	}
 	return nil
+}
+
+// hostless says what cmd works on when that is not a host's API (the
+// DynamoDB table of the dynamo commands, the invocation a worker runs),
+// else "".
+func hostless(cmd *cobra.Command) string {
+	switch {
+	case cmd.HasParent() && cmd.Parent().Name() == "dynamo":
+		return "sortie dynamo works on the DynamoDB table"
+	case cmd.Name() == "worker":
+		return "sortie worker runs the invocation it is given"
+	}
+	return ""
 }
 
 // hostArgs is the part of a command line printed as a hint that reaches
